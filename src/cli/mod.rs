@@ -1,0 +1,94 @@
+//! The command line: one file per subcommand, each an `Args` struct and a `run()` that
+//! calls the library and a renderer. Shared plumbing (opening a session, printing its
+//! diagnostics, exit codes) lives here.
+
+pub mod path;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::render::{ColorChoice, Ui};
+use crate::session::locate::{locate, SearchDirs, SessionArg};
+use crate::session::{LoadError, Session, Severity, Source};
+
+const AFTER_HELP: &str = "\
+SESSION is a session file, `-` for standard input, or a session id (or a unique prefix of
+one) looked up like `pi --session <id>`: in --session-dir, else $PI_CODING_AGENT_SESSION_DIR,
+else every project folder under ~/.pi/agent/sessions/.
+
+REV names one entry: a full id, a unique id prefix, a label, `@` (pi's current leaf: the last
+entry of the file), `#N` (the entry on line N), or `root`; add `^` for the parent and `~N` for
+the N-th ancestor (`@~3`, `fix-1^`).
+
+pisces never modifies a file it only reads.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pisces",
+    version,
+    about = "Audit, compare and continue coding-agent session trees (pi's JSONL sessions)",
+    after_help = AFTER_HELP,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// When to color output: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Fail (exit 2) on any problem in a session file instead of reading past it as pi does.
+    #[arg(long, global = true)]
+    pub strict: bool,
+
+    /// Directory to look up session ids in (default: $PI_CODING_AGENT_SESSION_DIR, else
+    /// ~/.pi/agent/sessions/*/).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Path(path::Args),
+}
+
+/// Settings every command shares, resolved once.
+pub struct Ctx {
+    pub ui: Ui,
+    pub strict: bool,
+    pub search: SearchDirs,
+}
+
+/// What a command asks `main` to exit with (errors are reported separately, with 2).
+pub type ExitStatus = u8;
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
+    let ctx = Ctx { ui: Ui::from_env(cli.color), strict: cli.strict, search: SearchDirs { session_dir: cli.session_dir } };
+    match cli.command {
+        Command::Path(args) => path::run(&ctx, args),
+    }
+}
+
+/// Opens the bytes a SESSION argument names.
+pub fn open_source(ctx: &Ctx, arg: &str) -> anyhow::Result<Source> {
+    Ok(match locate(arg, &ctx.search)? {
+        SessionArg::Stdin => Source::stdin()?,
+        SessionArg::Path(p) => Source::open(&p)?,
+    })
+}
+
+/// Prints a session's problems to stderr (`file:line: what`), and fails under `--strict`.
+pub fn report_diagnostics(ctx: &Ctx, session: &Session) -> anyhow::Result<()> {
+    let mut err = std::io::stderr().lock();
+    for d in session.diagnostics.iter().filter(|d| d.severity == Severity::Warning) {
+        let at = d.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let _ = writeln!(err, "{}{at}: {}", session.name, d.message);
+    }
+    if ctx.strict && session.warnings() > 0 {
+        return Err(LoadError::Strict { name: session.name.clone(), count: session.warnings() }.into());
+    }
+    Ok(())
+}

@@ -1,0 +1,188 @@
+//! `pisces path SESSION [REV]`: the context the model saw at a leaf.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+
+use clap::ValueEnum;
+use serde_json::{json, Map, Value};
+
+use super::{open_source, report_diagnostics, Ctx, ExitStatus};
+use crate::llm::wire::{self, ModelRef};
+use crate::render::transcript::{self, TranscriptHead};
+use crate::session::context::{self, Projection};
+use crate::session::{js, rev, system, Session};
+
+const EXAMPLES: &str = "\
+Examples:
+  pisces path session.jsonl                      # the context at pi's current leaf
+  pisces path session.jsonl fix-1 --format json  # at the entry labelled fix-1, as JSON
+  pisces path session.jsonl @~2 --format llm     # two entries up, as pi sends it to the LLM
+  pisces path session.jsonl a3f9 --entries > branch.jsonl   # the path's raw lines
+  pisces path 01a228be --format anthropic --system | jq .   # a session id prefix";
+
+/// Print the context the model saw at a leaf (pi's buildSessionContext + convertToLlm).
+///
+/// Follows the path from REV back to the root, applies the latest compaction on it,
+/// branch summaries, custom messages and context edits exactly as pi 1.6.0 does, and
+/// prints the result. Nothing is written to the session file.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Session file, `-` for stdin, or a session id / unique id prefix.
+    pub session: String,
+
+    /// The leaf to project (default `@`, pi's current leaf: the last entry in the file).
+    #[arg(conflicts_with = "leaf_null")]
+    pub rev: Option<String>,
+
+    /// Output format [default: text on a terminal, json when piped].
+    #[arg(long, short, value_enum)]
+    pub format: Option<Format>,
+
+    /// Project pi's null leaf (before the first entry): an empty context.
+    #[arg(long)]
+    pub leaf_null: bool,
+
+    /// Print the raw JSONL lines of the path's entries instead (root first), unchanged.
+    #[arg(long, conflicts_with_all = ["format", "system", "leaf_null"])]
+    pub entries: bool,
+
+    /// Include the system prompt and tool declarations replayed from the path's system
+    /// messages (pi 1.6).
+    #[arg(long)]
+    pub system: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A readable transcript.
+    Text,
+    /// The transcript as Markdown, for an issue or a pull request.
+    Markdown,
+    /// pi's AgentMessages, exactly as buildSessionContext returns them.
+    Json,
+    /// The same object with `messages` = convertToLlm's output (what pi hands the provider layer).
+    Llm,
+    /// An OpenAI Chat Completions request body (`messages`, `tools`).
+    Openai,
+    /// An Anthropic Messages request body (`system`, `messages`, `tools`).
+    Anthropic,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
+    let source = open_source(ctx, &args.session)?;
+    // A line that looked whole to the index may fail to parse whole; pi would have
+    // skipped it, so read the file again treating it as malformed.
+    let mut damaged = BTreeSet::new();
+    let (session, projection) = loop {
+        let session = Session::load_excluding(&source, &damaged)?;
+        let leaf = match (&args.rev, args.leaf_null) {
+            (_, true) => None,
+            (Some(r), false) => Some(rev::resolve(&session, r)?),
+            (None, false) => session.default_leaf(),
+        };
+        match context::project(&session, leaf) {
+            Ok(p) => break (session, p),
+            Err(context::Damaged(lines)) => damaged.extend(lines),
+        }
+    };
+    report_diagnostics(ctx, &session)?;
+
+    let mut out = std::io::stdout().lock();
+    if args.entries {
+        for &i in &projection.path {
+            out.write_all(session.raw_line(i))?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+        return Ok(0);
+    }
+    let format = args.format.unwrap_or(if ctx.ui.stdout_tty { Format::Text } else { Format::Json });
+    match format {
+        Format::Text | Format::Markdown => {
+            let name = session.name_of_session();
+            let leaf_id = projection.leaf.map(|l| session.display_id(l));
+            let head = TranscriptHead {
+                file: &session.name,
+                session_name: name.as_deref(),
+                leaf: leaf_id.as_deref(),
+                model: model_name(&projection),
+                thinking_level: projection.thinking_level.as_ref().map(|t| js::to_js_string(Some(t))),
+                system: args.system.then(|| system_view(&projection.messages)),
+            };
+            if format == Format::Text {
+                transcript::write_text(&mut out, &ctx.ui, &head, &projection.messages)?;
+            } else {
+                transcript::write_markdown(&mut out, &head, &projection.messages)?;
+            }
+        }
+        Format::Json | Format::Llm => {
+            let doc = document(&session, &projection, format == Format::Llm, args.system);
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Openai | Format::Anthropic => {
+            let llm = context::convert_to_llm(&projection.messages);
+            let model = model_ref(&projection);
+            let body = if format == Format::Openai { wire::openai_request(&llm, &model) } else { wire::anthropic_request(&llm, &model) };
+            serde_json::to_writer_pretty(&mut out, &body)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+fn model_name(p: &Projection) -> Option<String> {
+    let m = p.model.as_ref()?;
+    let s = |k| js::to_js_string(m.get(k));
+    Some(format!("{}/{}", s("provider"), s("modelId")))
+}
+
+fn model_ref(p: &Projection) -> ModelRef {
+    let get = |k: &str| p.model.as_ref().and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
+    ModelRef { provider: get("provider"), id: get("modelId") }
+}
+
+/// The replayed system prompt and tool names, for `--system` in text formats.
+fn system_view(messages: &[Value]) -> (String, Vec<String>) {
+    let tools = system::current_tools(messages).iter().map(|t| js::to_js_string(t.get("name"))).collect();
+    (system::current_system_prompt(messages), tools)
+}
+
+/// The `--format json|llm` document (versioned; see README "JSON output").
+fn document(session: &Session, p: &Projection, llm: bool, with_system: bool) -> Value {
+    let mut info = Map::new();
+    info.insert("file".into(), session.name.clone().into());
+    info.insert("id".into(), session.session_id().into());
+    info.insert("version".into(), session.header.get("version").cloned().unwrap_or(Value::from(1)));
+    info.insert("cwd".into(), session.header.get("cwd").cloned().unwrap_or(Value::Null));
+    info.insert("name".into(), session.name_of_session().map_or(Value::Null, Value::from));
+    if let Some(parent) = session.header.get("parentSession") {
+        info.insert("parentSession".into(), parent.clone());
+    }
+    let mut doc = Map::new();
+    doc.insert("version".into(), 1.into());
+    doc.insert("session".into(), Value::Object(info));
+    doc.insert("leafId".into(), p.leaf.map_or(Value::Null, |l| session.display_id(l).into()));
+    doc.insert("leafLine".into(), p.leaf.map_or(Value::Null, |l| session.entries[l as usize].line.into()));
+    doc.insert("model".into(), p.model.clone().unwrap_or(Value::Null));
+    if let Some(t) = &p.thinking_level {
+        doc.insert("thinkingLevel".into(), t.clone());
+    }
+    doc.insert("pathIds".into(), p.path.iter().map(|&i| Value::from(session.display_id(i))).collect());
+    if with_system {
+        let replayed = system::current_system_message(&p.messages);
+        doc.insert(
+            "system".into(),
+            json!({
+                "prompt": system::current_system_prompt(&p.messages),
+                "tools": system::current_tools(&p.messages),
+                "replayed": replayed,
+            }),
+        );
+    }
+    let messages = if llm { context::convert_to_llm(&p.messages) } else { p.messages.clone() };
+    doc.insert("messages".into(), Value::Array(messages));
+    Value::Object(doc)
+}

@@ -1,0 +1,290 @@
+//! The few JavaScript semantics pi's algorithms depend on.
+//!
+//! pi is written in TypeScript and its results depend on JS details: truthiness (`if
+//! (entry.summary)`), `new Date(x).getTime()` (NaN for bad input, serialised as `null`),
+//! template-string conversion (`${msg.exitCode}`), and numbers having no int/float split.
+//! Keeping these in one place lets the projection code read like pi's.
+
+use serde_json::Value;
+
+/// JS truthiness of an optional (possibly `undefined`) JSON value.
+pub fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(_)) | Some(Value::Object(_)) => true,
+    }
+}
+
+/// `x == null` in JS: `undefined` or `null`.
+pub fn is_nullish(v: Option<&Value>) -> bool {
+    matches!(v, None | Some(Value::Null))
+}
+
+/// `String(x)` as a template literal would produce it.
+pub fn to_js_string(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".into(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| match i {
+                Value::Null => String::new(),
+                other => to_js_string(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".into(),
+    }
+}
+
+/// A JS number as JSON: integral values print without a fraction (JSON.stringify(5) is
+/// `5`), NaN and infinities become `null`.
+pub fn number(f: f64) -> Value {
+    if !f.is_finite() {
+        Value::Null
+    } else if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+        Value::from(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// `new Date(x).getTime()`; `None` stands for NaN.
+pub fn date_ms(v: Option<&Value>) -> Option<f64> {
+    match v {
+        None => None,
+        Some(Value::Null) => Some(0.0),
+        Some(Value::Bool(b)) => Some(if *b { 1.0 } else { 0.0 }),
+        Some(Value::Number(n)) => n.as_f64().and_then(time_clip),
+        Some(Value::String(s)) => parse_date(s),
+        Some(Value::Array(_)) | Some(Value::Object(_)) => None,
+    }
+}
+
+fn time_clip(f: f64) -> Option<f64> {
+    (f.is_finite() && f.abs() <= 8.64e15).then(|| f.trunc() + 0.0)
+}
+
+/// Parses the ECMAScript date-time string format (`YYYY-MM-DDTHH:mm:ss.sssZ` and its
+/// shorter forms, `±YYYYYY` years, `Z` or `±HH:mm` offsets) to epoch milliseconds.
+///
+/// Forms without an offset are read as UTC. (JS reads date-time forms without an offset
+/// as local time; pi always writes `Z`, and pisces must not depend on the machine's zone.)
+/// V8's fallback parser for other shapes ("Nov 29 2026") is not reproduced: they are NaN.
+pub fn parse_date(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let digits = |i: &mut usize, n: usize| -> Option<i64> {
+        let part = b.get(*i..*i + n)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        *i += n;
+        Some(part.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
+    };
+    let year = match b.first()? {
+        b'+' | b'-' => {
+            let neg = b[0] == b'-';
+            i = 1;
+            let y = digits(&mut i, 6)?;
+            if neg && y == 0 {
+                return None;
+            }
+            if neg {
+                -y
+            } else {
+                y
+            }
+        }
+        _ => digits(&mut i, 4)?,
+    };
+    let (mut month, mut day) = (1, 1);
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+        month = digits(&mut i, 2)?;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+            day = digits(&mut i, 2)?;
+        }
+    }
+    let (mut hour, mut minute, mut second, mut millis) = (0, 0, 0, 0.0);
+    let mut offset_min = 0;
+    if matches!(b.get(i), Some(b'T') | Some(b't')) {
+        i += 1;
+        hour = digits(&mut i, 2)?;
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        minute = digits(&mut i, 2)?;
+        if b.get(i) == Some(&b':') {
+            i += 1;
+            second = digits(&mut i, 2)?;
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+                let start = i;
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+                if i == start {
+                    return None;
+                }
+                // Only milliseconds count; further digits are truncated, as in V8.
+                let frac = &s[start..i.min(start + 3)];
+                millis = frac.parse::<f64>().ok()? * 10f64.powi(3 - frac.len() as i32);
+            }
+        }
+        match b.get(i) {
+            Some(b'Z') | Some(b'z') => i += 1,
+            Some(b'+') | Some(b'-') => {
+                let sign = if b[i] == b'-' { -1 } else { 1 };
+                i += 1;
+                let oh = digits(&mut i, 2)?;
+                if b.get(i) != Some(&b':') {
+                    return None;
+                }
+                i += 1;
+                let om = digits(&mut i, 2)?;
+                if oh > 23 || om > 59 {
+                    return None;
+                }
+                offset_min = sign * (oh * 60 + om);
+            }
+            _ => {}
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day < 1 || day > month_days[(month - 1) as usize] {
+        return None;
+    }
+    if hour > 24 || minute > 59 || second > 59 || (hour == 24 && (minute, second, millis) != (0, 0, 0.0)) {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let ms = (days as f64) * 86_400_000.0
+        + ((hour * 3600 + minute * 60 + second - offset_min * 60) as f64) * 1000.0
+        + millis;
+    time_clip(ms)
+}
+
+/// Days since 1970-01-01 (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// JS `String.prototype.trim` whitespace (used to find blank lines as pi does).
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | ' '
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+            | '\u{feff}'
+    )
+}
+
+/// Sorts `items` as V8's `Array.prototype.sort` does with a comparator that may return
+/// NaN (treated as "equal"). For comparators that are a total order every stable sort
+/// agrees; with NaN (an entry whose timestamp does not parse) the result depends on the
+/// algorithm, so this follows V8's TimSort for short arrays: take the leading natural
+/// run (reversing a strictly descending one), then binary-insert the rest.
+pub fn v8_sort_by_key<T: Copy>(items: &mut [T], key: impl Fn(T) -> Option<f64>) {
+    let cmp = |a: T, b: T| -> f64 {
+        match (key(a), key(b)) {
+            (Some(x), Some(y)) => x - y,
+            _ => f64::NAN,
+        }
+    };
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    if items.iter().all(|&t| key(t).is_some()) {
+        // A total order: any stable sort gives V8's answer.
+        items.sort_by(|&a, &b| key(a).unwrap().total_cmp(&key(b).unwrap()));
+        return;
+    }
+    // Natural run at the start.
+    let mut run = 2;
+    if cmp(items[1], items[0]) < 0.0 {
+        while run < n && cmp(items[run], items[run - 1]) < 0.0 {
+            run += 1;
+        }
+        items[..run].reverse();
+    } else {
+        while run < n && !(cmp(items[run], items[run - 1]) < 0.0) {
+            run += 1;
+        }
+    }
+    for start in run..n {
+        let pivot = items[start];
+        let (mut left, mut right) = (0, start);
+        while left < right {
+            let mid = left + ((right - left) >> 1);
+            if cmp(pivot, items[mid]) < 0.0 {
+                right = mid;
+            } else {
+                left = mid + 1;
+            }
+        }
+        items.copy_within(left..start, left + 1);
+        items[left] = pivot;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_parse_like_js() {
+        assert_eq!(parse_date("1970-01-01T00:00:00.000Z"), Some(0.0));
+        assert_eq!(parse_date("2026-11-29T19:18:28.239Z"), Some(1_795_979_908_239.0));
+        assert_eq!(parse_date("2026-11-29"), Some(1_795_910_400_000.0));
+        assert_eq!(parse_date("2026-11-29T19:18:28.2391Z"), Some(1_795_979_908_239.0));
+        assert_eq!(parse_date("2026-11-29T20:18:28.239+01:00"), Some(1_795_979_908_239.0));
+        assert_eq!(parse_date("2026-02-30"), None);
+        assert_eq!(parse_date("yesterday"), None);
+        assert_eq!(parse_date(""), None);
+    }
+
+    #[test]
+    fn numbers_print_like_json_stringify() {
+        assert_eq!(number(5.0).to_string(), "5");
+        assert_eq!(number(0.5).to_string(), "0.5");
+        assert_eq!(number(f64::NAN), Value::Null);
+    }
+
+    #[test]
+    fn nan_sorts_like_v8() {
+        // [b(NaN), a(2), c(1)]: natural run [b, a] (NaN is "equal"), then c goes before a
+        // but after b, since comparing with b says "equal".
+        let ts = [None, Some(2.0), Some(1.0)];
+        let mut idx = [0usize, 1, 2];
+        v8_sort_by_key(&mut idx, |i| ts[i]);
+        assert_eq!(idx, [0, 2, 1]);
+    }
+}

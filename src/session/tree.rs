@@ -1,0 +1,568 @@
+//! The session index: entries in file order, the id map, and the tree as a petgraph
+//! graph with pi's child order (§3.1), plus labels and the session name.
+
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde_json::{Map, Value};
+
+use super::entry::{EntryMeta, EntryType, Role};
+use super::load::{parse_value, scan_line, LineScan};
+use super::{js, Diagnostic, LoadError, Severity, Source};
+
+/// A resolved label (the latest `label` entry for a target wins; an empty one clears).
+#[derive(Clone, Debug)]
+pub struct Label {
+    pub text: String,
+    /// The label entry's `timestamp`, as written (fork re-emits it unchanged).
+    pub timestamp: Value,
+    /// The label entry (index into `Session::entries`).
+    pub entry: u32,
+}
+
+/// A session file, indexed. Borrows the file's bytes; entries are parsed whole on demand.
+pub struct Session<'a> {
+    /// The name to report the file by.
+    pub name: String,
+    data: &'a [u8],
+    /// The header object, parsed whole (unknown fields kept).
+    pub header: Map<String, Value>,
+    pub header_line: u32,
+    /// The header's `version` as pi reads it (`?? 1`).
+    pub version: f64,
+    /// Version-1 file: ids and parents are assigned in memory (`L<line>`, linear).
+    pub migrate_v1: bool,
+    /// Version < 3: `hookMessage` roles are read as `custom`.
+    pub migrate_v2: bool,
+    /// Every parsed non-header line, in file order.
+    pub entries: Vec<EntryMeta<'a>>,
+    by_id: HashMap<Cow<'a, str>, u32>,
+    /// Parent -> child edges; `neighbors(n)` yields children in pi's order (by timestamp).
+    pub graph: DiGraph<(), (), u32>,
+    /// Entries without a (resolvable) parent, in file order, as pi's getTree lists them.
+    pub roots: Vec<u32>,
+    labels: HashMap<Cow<'a, str>, Label>,
+    /// Positions of `session` lines in pi's parsed-entry list (for v1 `firstKeptEntryIndex`).
+    header_ordinals: Vec<u32>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// At most this many malformed lines are listed one by one; the rest are counted.
+const MAX_LISTED: usize = 20;
+
+impl<'a> Session<'a> {
+    /// Reads and indexes a session the way pi does, leniently.
+    pub fn load(source: &'a Source) -> Result<Session<'a>, LoadError> {
+        Self::load_excluding(source, &BTreeSet::new())
+    }
+
+    /// Like [`load`](Self::load), treating the given lines as malformed. Used when a line
+    /// that looked whole to the index turns out to be damaged once parsed whole.
+    pub fn load_excluding(source: &'a Source, bad_lines: &BTreeSet<u32>) -> Result<Session<'a>, LoadError> {
+        let data = source.bytes();
+        let name = source.name.clone();
+        if data.is_empty() {
+            return Err(LoadError::Empty { name });
+        }
+        let mut diags = Vec::new();
+        let mut header: Option<(Map<String, Value>, u32)> = None;
+        let mut header_ordinals = Vec::new();
+        let mut entries: Vec<EntryMeta<'a>> = Vec::new();
+        let mut ordinal = 0u32;
+        let (mut blank, mut crlf, mut malformed) = (Vec::new(), Vec::new(), 0usize);
+        let mut unknown_types: Vec<(u32, String)> = Vec::new();
+        let mut unknown_roles: Vec<u32> = Vec::new();
+
+        let mut start = 0usize;
+        let mut line_no = 0u32;
+        let ends_with_newline = data.last() == Some(&b'\n');
+        let newline_ends = memchr::memchr_iter(b'\n', data).chain((!ends_with_newline).then_some(data.len()));
+        for end in newline_ends {
+            line_no += 1;
+            let span = start..end;
+            start = end + 1;
+            let bytes = &data[span.clone()];
+            let last_line = end == data.len();
+            if bytes.last() == Some(&b'\r') {
+                crlf.push(line_no);
+            }
+            let scan = if bad_lines.contains(&line_no) {
+                LineScan::Malformed("damaged inside (found when the entry was read whole)".into())
+            } else {
+                scan_line(bytes)
+            };
+            let prefix = match scan {
+                LineScan::Blank => {
+                    blank.push(line_no);
+                    continue;
+                }
+                LineScan::Malformed(why) => {
+                    malformed += 1;
+                    if malformed <= MAX_LISTED {
+                        let what = if last_line {
+                            "truncated last line (no final newline, not complete JSON)".to_string()
+                        } else {
+                            format!("malformed JSON ({why})")
+                        };
+                        diags.push(warn(line_no, format!("{what}; skipped, as pi skips it")));
+                    }
+                    continue;
+                }
+                LineScan::NotObject { truthy: false, text } => {
+                    diags.push(warn(line_no, format!("`{text}` is not an entry; skipped, as pi skips it")));
+                    continue;
+                }
+                LineScan::NotObject { truthy: true, text } => {
+                    if header.is_none() {
+                        return Err(not_a_session(&name, line_no, format!("the first line is `{text}`, not a session header")));
+                    }
+                    diags.push(warn(
+                        line_no,
+                        format!("`{text}` is JSON but not an object; kept as an entry without type or id, as pi keeps it"),
+                    ));
+                    ordinal += 1;
+                    entries.push(EntryMeta {
+                        line: line_no,
+                        span,
+                        kind: EntryType::Missing,
+                        role: Role::None,
+                        id: None,
+                        parent_id: None,
+                        time: None,
+                        parent: None,
+                        shadowed: false,
+                    });
+                    continue;
+                }
+                LineScan::Object(p) => p,
+            };
+            let (entry, ty) = prefix.into_entry(line_no, span.clone());
+            let this_ordinal = ordinal;
+            ordinal += 1;
+            if ty.as_deref() == Some("session") {
+                header_ordinals.push(this_ordinal);
+                if header.is_none() {
+                    let value = parse_value(bytes).map_err(|e| not_a_session(&name, line_no, format!("the header is not valid JSON ({e})")))?;
+                    let Value::Object(map) = value else { unreachable!("scan_line saw an object") };
+                    if !map.get("id").is_some_and(Value::is_string) {
+                        return Err(not_a_session(&name, line_no, "the session header has no string `id`".into()));
+                    }
+                    header = Some((map, line_no));
+                } else {
+                    diags.push(warn(line_no, "a second session header; ignored, as pi ignores it (pi 0.73 wrote these by mistake)".into()));
+                }
+                continue;
+            }
+            if header.is_none() {
+                let what = ty.map_or_else(|| "no `type`".to_string(), |t| format!("type `{t}`"));
+                return Err(not_a_session(&name, line_no, format!("the first entry has {what}, but a pi session starts with a `session` header")));
+            }
+            if entry.kind == EntryType::Other {
+                unknown_types.push((line_no, ty.unwrap_or_default().into_owned()));
+            }
+            if entry.role == Role::Other {
+                unknown_roles.push(line_no);
+            }
+            entries.push(entry);
+        }
+        let Some((header, header_line)) = header else {
+            let reason = if malformed + blank.len() == 0 {
+                "no lines".to_string()
+            } else if malformed == 0 {
+                "it holds only blank lines".to_string()
+            } else {
+                "no line is a valid session header".to_string()
+            };
+            return Err(LoadError::NotASession { name, line: None, reason });
+        };
+
+        if malformed > MAX_LISTED {
+            diags.push(Diagnostic {
+                severity: Severity::Warning,
+                line: None,
+                message: format!("{} more malformed lines skipped", malformed - MAX_LISTED),
+            });
+        }
+        if let Some(&first) = blank.first() {
+            diags.push(warn(first, format!("{} blank line{}; skipped, as pi skips them", blank.len(), plural(blank.len()))));
+        }
+        if let Some(&first) = crlf.first() {
+            diags.push(warn(first, format!("{} line{} end{} in CRLF; read like pi reads them (the \\r is JSON whitespace)", crlf.len(), plural(crlf.len()), if crlf.len() == 1 { "s" } else { "" })));
+        }
+        if !ends_with_newline && !entries.is_empty() && entries.last().is_some_and(|e| e.span.end == data.len()) {
+            diags.push(warn(line_no, "no final newline; pi 1.6 would append one to the file when opening it, pisces leaves the file as it is".into()));
+        }
+        for (line, ty) in unknown_types.iter().take(MAX_LISTED) {
+            diags.push(note(*line, format!("unknown entry type `{ty}`; kept in the tree, contributes no context (as in pi)")));
+        }
+        for line in unknown_roles.iter().take(MAX_LISTED) {
+            diags.push(note(*line, "message with an unknown role; kept in the projection, left out of the LLM messages (as in pi)".into()));
+        }
+
+        let version = version_number(header.get("version"));
+        // pi: `version >= 3` needs nothing; else `< 2` runs v1->v2 and `< 3` runs v2->v3
+        // (a NaN version runs neither).
+        let migrate_v1 = version < 2.0;
+        let migrate_v2 = version < 3.0;
+        if migrate_v1 {
+            // Deterministic ids: `L<line>`, the entry's physical line, the same names pi's
+            // oracle uses for these files (pi itself draws random ids on every load).
+            let mut prev: Option<Cow<'a, str>> = None;
+            for e in entries.iter_mut() {
+                let id: Cow<'a, str> = Cow::Owned(format!("L{}", e.line));
+                e.parent_id = prev.replace(id.clone());
+                e.id = Some(id);
+            }
+        }
+
+        let mut session = Session {
+            name,
+            data,
+            header,
+            header_line,
+            version,
+            migrate_v1,
+            migrate_v2,
+            entries,
+            by_id: HashMap::new(),
+            graph: DiGraph::default(),
+            roots: Vec::new(),
+            labels: HashMap::new(),
+            header_ordinals,
+            diagnostics: diags,
+        };
+        session.link();
+        session.resolve_labels();
+        Ok(session)
+    }
+
+    /// Builds the id map, resolves parents, breaks cycles, orders children, and fills the graph.
+    fn link(&mut self) {
+        let n = self.entries.len();
+        let mut diags = Vec::new();
+        self.by_id.reserve(n);
+        for i in 0..n {
+            if let Some(id) = self.entries[i].id.clone() {
+                if let Some(prev) = self.by_id.insert(id, i as u32) {
+                    let prev_line = self.entries[prev as usize].line;
+                    self.entries[prev as usize].shadowed = true;
+                    diags.push(warn(
+                        self.entries[i].line,
+                        format!("duplicate id {} (also on line {prev_line}); the later entry wins, as in pi", show_id(self.entries[i].id.as_deref())),
+                    ));
+                }
+            }
+        }
+        for i in 0..n {
+            let e = &self.entries[i];
+            let Some(pid) = e.parent_id.as_deref() else { continue };
+            if Some(pid) == e.id.as_deref() {
+                diags.push(warn(e.line, format!("entry {} is its own parent; treated as a root (pi's tree does so, its context builder hangs)", show_id(Some(pid)))));
+                continue;
+            }
+            match self.by_id.get(pid) {
+                Some(&p) => self.entries[i].parent = Some(p),
+                None => diags.push(warn(e.line, format!("parent {} of entry {} not found; the entry is treated as a root, as pi's tree does", show_id(Some(pid)), show_id(e.id.as_deref())))),
+            }
+        }
+        self.break_cycles(&mut diags);
+
+        // Children in pi's order: getTree sorts each child list by timestamp (a stable
+        // sort; unparseable timestamps compare as "equal", see js::v8_sort_by_key).
+        let mut offsets = vec![0u32; n + 1];
+        for e in &self.entries {
+            if let Some(p) = e.parent {
+                offsets[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut kids = vec![0u32; offsets[n] as usize];
+        for (i, e) in self.entries.iter().enumerate() {
+            match e.parent {
+                Some(p) => {
+                    kids[fill[p as usize] as usize] = i as u32;
+                    fill[p as usize] += 1;
+                }
+                None => self.roots.push(i as u32),
+            }
+        }
+        self.graph = DiGraph::with_capacity(n, kids.len());
+        for _ in 0..n {
+            self.graph.add_node(());
+        }
+        for p in 0..n {
+            let slice = &mut kids[offsets[p] as usize..offsets[p + 1] as usize];
+            let entries = &self.entries;
+            js::v8_sort_by_key(slice, |c| entries[c as usize].time);
+            // petgraph lists a node's edges newest first: add them in reverse order.
+            for &c in slice.iter().rev() {
+                self.graph.add_edge(NodeIndex::new(p), NodeIndex::new(c as usize), ());
+            }
+        }
+        self.diagnostics.extend(diags);
+    }
+
+    /// pi has no cycle guard (its path walk loops forever on A -> B -> A). We cut each
+    /// cycle at its earliest entry in the file, which becomes a root, and say so.
+    fn break_cycles(&mut self, diags: &mut Vec<Diagnostic>) {
+        const NEW: u8 = 0;
+        const ON_WALK: u8 = 1;
+        const DONE: u8 = 2;
+        let n = self.entries.len();
+        let mut state = vec![NEW; n];
+        let mut walk = Vec::new();
+        for start in 0..n {
+            if state[start] != NEW {
+                continue;
+            }
+            let mut cur = Some(start as u32);
+            while let Some(c) = cur {
+                match state[c as usize] {
+                    NEW => {
+                        state[c as usize] = ON_WALK;
+                        walk.push(c);
+                        cur = self.entries[c as usize].parent;
+                    }
+                    ON_WALK => {
+                        let pos = walk.iter().position(|&w| w == c).expect("on the walk");
+                        let cycle = &walk[pos..];
+                        let &first = cycle.iter().min().expect("non-empty");
+                        let names: Vec<String> = cycle.iter().rev().map(|&m| show_id(self.entries[m as usize].id.as_deref())).collect();
+                        diags.push(warn(
+                            self.entries[first as usize].line,
+                            format!(
+                                "parent cycle {} -> {}; pi hangs on this file, pisces treats {} (the earliest in the file) as a root",
+                                names.join(" -> "),
+                                names[0],
+                                show_id(self.entries[first as usize].id.as_deref())
+                            ),
+                        ));
+                        self.entries[first as usize].parent = None;
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+            for w in walk.drain(..) {
+                state[w as usize] = DONE;
+            }
+        }
+    }
+
+    fn resolve_labels(&mut self) {
+        for i in 0..self.entries.len() {
+            if self.entries[i].kind != EntryType::Label {
+                continue;
+            }
+            let Ok(v) = self.parse(i as u32) else { continue };
+            let Some(target) = v.get("targetId").and_then(Value::as_str) else { continue };
+            let target: Cow<'a, str> = Cow::Owned(target.to_string());
+            if js::truthy(v.get("label")) {
+                let label = Label {
+                    text: js::to_js_string(v.get("label")),
+                    timestamp: v.get("timestamp").cloned().unwrap_or(Value::Null),
+                    entry: i as u32,
+                };
+                self.labels.insert(target, label);
+            } else {
+                self.labels.remove(&target);
+            }
+        }
+    }
+
+    /// The raw bytes of entry `i`'s line (without `\n`).
+    pub fn raw_line(&self, i: u32) -> &'a [u8] {
+        &self.data[self.entries[i as usize].span.clone()]
+    }
+
+    /// The raw bytes of the header line.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// Entry `i` parsed whole, with pi's in-memory migrations applied (§1.6).
+    pub fn parse(&self, i: u32) -> Result<Value, serde_json::Error> {
+        let e = &self.entries[i as usize];
+        let mut v = parse_value(self.raw_line(i))?;
+        if let Value::Object(map) = &mut v {
+            if self.migrate_v1 {
+                map.insert("id".into(), e.id.as_deref().map_or(Value::Null, |s| Value::String(s.to_string())));
+                map.insert("parentId".into(), e.parent_id.as_deref().map_or(Value::Null, |s| Value::String(s.to_string())));
+                if e.kind == EntryType::Compaction {
+                    self.migrate_first_kept_index(i, map);
+                }
+            }
+            if self.migrate_v2 {
+                if let Some(Value::Object(msg)) = map.get_mut("message") {
+                    if msg.get("role").and_then(Value::as_str) == Some("hookMessage") {
+                        msg.insert("role".into(), Value::String("custom".into()));
+                    }
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    /// v1 compactions name their first kept entry by index into pi's parsed-entry list
+    /// (index 0 is the header). Resolved as pi's migration does, in file order: a later
+    /// entry has no new id yet, so its old `id` (usually none) is used.
+    fn migrate_first_kept_index(&self, i: u32, map: &mut Map<String, Value>) {
+        let Some(index) = map.get("firstKeptEntryIndex").and_then(Value::as_f64) else { return };
+        map.shift_remove("firstKeptEntryIndex");
+        if index < 0.0 || index.fract() != 0.0 {
+            return;
+        }
+        let k = index as u32;
+        if self.header_ordinals.binary_search(&k).is_ok() {
+            return;
+        }
+        let headers_before = self.header_ordinals.partition_point(|&h| h < k) as u32;
+        let target = k - headers_before;
+        if target as usize >= self.entries.len() {
+            return;
+        }
+        let mut own_ordinal = i;
+        for &h in &self.header_ordinals {
+            if h <= own_ordinal {
+                own_ordinal += 1;
+            }
+        }
+        // Entries up to and including this compaction already have their new ids.
+        let id = if k <= own_ordinal {
+            self.entries[target as usize].id.as_deref().map(|s| Value::String(s.to_string()))
+        } else {
+            parse_value(self.raw_line(target)).ok().and_then(|v| v.get("id").filter(|i| !i.is_null()).cloned())
+        };
+        if let Some(id) = id {
+            map.insert("firstKeptEntryId".into(), id);
+        }
+    }
+
+    /// The entry pi's index holds for `id`.
+    pub fn get(&self, id: &str) -> Option<u32> {
+        self.by_id.get(id).copied()
+    }
+
+    /// All ids (for prefix matching), with the entry each names.
+    pub fn ids(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.by_id.iter().map(|(k, &v)| (k.as_ref(), v))
+    }
+
+    /// pi's default leaf: the last entry in file order, whatever its type (§1.7).
+    pub fn default_leaf(&self) -> Option<u32> {
+        (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1)
+    }
+
+    /// Children of `i` in pi's order.
+    pub fn children(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
+        self.graph.neighbors(NodeIndex::new(i as usize)).map(|n| n.index() as u32)
+    }
+
+    pub fn parent(&self, i: u32) -> Option<u32> {
+        self.entries[i as usize].parent
+    }
+
+    /// The path root..=leaf (cycles were cut when loading, so this terminates).
+    pub fn path_to(&self, leaf: u32) -> Vec<u32> {
+        let mut path = vec![leaf];
+        let mut cur = leaf;
+        while let Some(p) = self.parent(cur) {
+            path.push(p);
+            cur = p;
+        }
+        path.reverse();
+        path
+    }
+
+    /// Entries without children, in file order.
+    pub fn leaves(&self) -> Vec<u32> {
+        (0..self.entries.len() as u32).filter(|&i| self.children(i).next().is_none()).collect()
+    }
+
+    /// The resolved label of the entry with this id.
+    pub fn label_of(&self, id: &str) -> Option<&Label> {
+        self.labels.get(id)
+    }
+
+    /// Every resolved label, keyed by target id.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &Label)> {
+        self.labels.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+
+    /// The session name: the latest `session_info` (trimmed; empty clears), as pi's
+    /// getSessionName reads it.
+    pub fn name_of_session(&self) -> Option<String> {
+        let i = self.entries.iter().rposition(|e| e.kind == EntryType::SessionInfo)?;
+        let v = self.parse(i as u32).ok()?;
+        let name = v.get("name").and_then(Value::as_str)?.trim().to_string();
+        (!name.is_empty()).then_some(name)
+    }
+
+    /// The header's session id.
+    pub fn session_id(&self) -> &str {
+        self.header.get("id").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// The entry's id for display (`L<line>` for version-1 entries, `line N` without one).
+    pub fn display_id(&self, i: u32) -> String {
+        let e = &self.entries[i as usize];
+        match e.id.as_deref() {
+            Some(id) if !id.starts_with('\0') => id.to_string(),
+            _ => format!("#{}", e.line),
+        }
+    }
+
+    /// Problems that `--strict` fails on.
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+    }
+}
+
+fn version_number(v: Option<&Value>) -> f64 {
+    match v {
+        None | Some(Value::Null) => 1.0,
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(Value::String(s)) => {
+            let t = s.trim();
+            if t.is_empty() {
+                0.0
+            } else {
+                t.parse().unwrap_or(f64::NAN)
+            }
+        }
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        Some(_) => f64::NAN,
+    }
+}
+
+fn show_id(id: Option<&str>) -> String {
+    match id {
+        None => "(no id)".into(),
+        Some(s) if s.starts_with('\0') => s[1..].to_string(),
+        Some(s) => s.to_string(),
+    }
+}
+
+fn warn(line: u32, message: String) -> Diagnostic {
+    Diagnostic { severity: Severity::Warning, line: Some(line), message }
+}
+
+fn note(line: u32, message: String) -> Diagnostic {
+    Diagnostic { severity: Severity::Note, line: Some(line), message }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn not_a_session(name: &str, line: u32, reason: String) -> LoadError {
+    LoadError::NotASession { name: name.to_string(), line: Some(line), reason }
+}
