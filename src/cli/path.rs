@@ -1,9 +1,11 @@
 //! `pisces path SESSION [REV]`: the context the model saw at a leaf.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 
 use clap::ValueEnum;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::{open_source, report_diagnostics, Ctx, ExitStatus};
@@ -88,7 +90,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
     report_diagnostics(ctx, &session)?;
 
-    let mut out = std::io::stdout().lock();
+    // Stdout is line-buffered; a JSON document has a newline per value.
+    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if args.entries {
         for &i in &projection.path {
             out.write_all(session.raw_line(i))?;
@@ -101,7 +104,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     match format {
         Format::Text | Format::Markdown => {
             let name = session.name_of_session();
-            let leaf_id = projection.leaf.map(|l| session.display_id(l));
+            let leaf_id = projection.leaf.map(|l| session.display_id(l).into_owned());
             let head = TranscriptHead {
                 file: &session.name,
                 session_name: name.as_deref(),
@@ -150,8 +153,25 @@ fn system_view(messages: &[Value]) -> (String, Vec<String>) {
     (system::current_system_prompt(messages), tools)
 }
 
-/// The `--format json|llm` document (versioned; see README "JSON output").
-fn document(session: &Session, p: &Projection, llm: bool, with_system: bool) -> Value {
+/// The `--format json|llm` document (versioned; see README "JSON output"). Serialized
+/// straight from borrowed parts: a 1 GB session's path has hundreds of thousands of ids.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PathDocument<'a> {
+    version: u32,
+    session: Value,
+    leaf_id: Option<Cow<'a, str>>,
+    leaf_line: Option<u32>,
+    model: &'a Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_level: &'a Option<Value>,
+    path_ids: Vec<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Value>,
+    messages: Cow<'a, [Value]>,
+}
+
+fn document<'a>(session: &'a Session, p: &'a Projection, llm: bool, with_system: bool) -> PathDocument<'a> {
     let mut info = Map::new();
     info.insert("file".into(), session.name.clone().into());
     info.insert("id".into(), session.session_id().into());
@@ -161,28 +181,22 @@ fn document(session: &Session, p: &Projection, llm: bool, with_system: bool) -> 
     if let Some(parent) = session.header.get("parentSession") {
         info.insert("parentSession".into(), parent.clone());
     }
-    let mut doc = Map::new();
-    doc.insert("version".into(), 1.into());
-    doc.insert("session".into(), Value::Object(info));
-    doc.insert("leafId".into(), p.leaf.map_or(Value::Null, |l| session.display_id(l).into()));
-    doc.insert("leafLine".into(), p.leaf.map_or(Value::Null, |l| session.entries[l as usize].line.into()));
-    doc.insert("model".into(), p.model.clone().unwrap_or(Value::Null));
-    if let Some(t) = &p.thinking_level {
-        doc.insert("thinkingLevel".into(), t.clone());
+    let system = with_system.then(|| {
+        json!({
+            "prompt": system::current_system_prompt(&p.messages),
+            "tools": system::current_tools(&p.messages),
+            "replayed": system::current_system_message(&p.messages),
+        })
+    });
+    PathDocument {
+        version: 1,
+        session: Value::Object(info),
+        leaf_id: p.leaf.map(|l| session.display_id(l)),
+        leaf_line: p.leaf.map(|l| session.entries[l as usize].line),
+        model: &p.model,
+        thinking_level: &p.thinking_level,
+        path_ids: p.path.iter().map(|&i| session.display_id(i)).collect(),
+        system,
+        messages: if llm { Cow::Owned(context::convert_to_llm(&p.messages)) } else { Cow::Borrowed(&p.messages) },
     }
-    doc.insert("pathIds".into(), p.path.iter().map(|&i| Value::from(session.display_id(i))).collect());
-    if with_system {
-        let replayed = system::current_system_message(&p.messages);
-        doc.insert(
-            "system".into(),
-            json!({
-                "prompt": system::current_system_prompt(&p.messages),
-                "tools": system::current_tools(&p.messages),
-                "replayed": replayed,
-            }),
-        );
-    }
-    let messages = if llm { context::convert_to_llm(&p.messages) } else { p.messages.clone() };
-    doc.insert("messages".into(), Value::Array(messages));
-    Value::Object(doc)
 }

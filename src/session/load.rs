@@ -13,6 +13,8 @@
 //! found when the line is parsed whole (the entries `path` projects, `--strict`, `check`).
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::ops::Range;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -20,6 +22,118 @@ use serde_json::Value;
 
 use super::entry::{EntryMeta, EntryType, Role};
 use super::js;
+
+/// A line that is not an entry, or an entry worth a remark, found while scanning.
+pub(crate) enum Event {
+    Blank,
+    Malformed(String),
+    /// `null`, `false`, `0`, `""`: JSON, skipped by pi.
+    Falsy(String),
+    /// A truthy non-object: kept by pi as an entry without type or id.
+    NotObject(String),
+    /// A `session` line; the first one is the header.
+    Header(Range<usize>),
+    UnknownType(String),
+    UnknownRole,
+}
+
+/// Every line of a file, scanned.
+pub(crate) struct Scan<'a> {
+    /// Entry lines (not `session` lines), in file order.
+    pub entries: Vec<EntryMeta<'a>>,
+    /// Other lines and remarks, in file order: (line, what).
+    pub events: Vec<(u32, Event)>,
+    /// Lines ending in `\r\n`.
+    pub crlf: Vec<u32>,
+    /// Number of physical lines (a last line without `\n` counts).
+    pub lines: u32,
+}
+
+/// Files smaller than this are scanned on one thread.
+const PARALLEL_MIN: usize = 4 << 20;
+
+/// Scans every line of `data`, on two threads for large files (each half starts at a
+/// line boundary; line numbers are fixed up when the halves are joined).
+pub(crate) fn scan<'a>(data: &'a [u8], bad_lines: &BTreeSet<u32>) -> Scan<'a> {
+    let mid = data.len() / 2;
+    let split = if data.len() >= PARALLEL_MIN && bad_lines.is_empty() {
+        memchr::memchr(b'\n', &data[mid..]).map(|i| mid + i + 1).filter(|&s| s < data.len())
+    } else {
+        None
+    };
+    let Some(split) = split else { return scan_range(data, 0..data.len(), 0, bad_lines) };
+    let (mut first, second) = std::thread::scope(|t| {
+        let second = t.spawn(|| scan_range(data, split..data.len(), 0, bad_lines));
+        let first = scan_range(data, 0..split, 0, bad_lines);
+        (first, second.join().expect("scanner thread panicked"))
+    });
+    let offset = first.lines;
+    first.entries.extend(second.entries.into_iter().map(|mut e| {
+        e.line += offset;
+        e
+    }));
+    first.events.extend(second.events.into_iter().map(|(l, e)| (l + offset, e)));
+    first.crlf.extend(second.crlf.into_iter().map(|l| l + offset));
+    first.lines += second.lines;
+    first
+}
+
+fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_lines: &BTreeSet<u32>) -> Scan<'a> {
+    let chunk = &data[range.clone()];
+    // Lines average a few hundred bytes in real sessions; reserving avoids regrowth.
+    let mut out = Scan { entries: Vec::with_capacity(chunk.len() / 1024 + 16), events: Vec::new(), crlf: Vec::new(), lines: 0 };
+    let ends_with_newline = chunk.last() == Some(&b'\n');
+    let ends = memchr::memchr_iter(b'\n', chunk).chain((!ends_with_newline && !chunk.is_empty()).then_some(chunk.len()));
+    let mut start = 0;
+    let mut line = first_line;
+    for end in ends {
+        line += 1;
+        let span = range.start + start..range.start + end;
+        start = end + 1;
+        let bytes = &data[span.clone()];
+        if bytes.last() == Some(&b'\r') {
+            out.crlf.push(line);
+        }
+        let scanned = if bad_lines.contains(&line) {
+            LineScan::Malformed("damaged past its first keys (found when the entry was read whole)".into())
+        } else {
+            scan_line(bytes)
+        };
+        let fields = match scanned {
+            LineScan::Blank => {
+                out.events.push((line, Event::Blank));
+                continue;
+            }
+            LineScan::Malformed(why) => {
+                out.events.push((line, Event::Malformed(why)));
+                continue;
+            }
+            LineScan::NotObject { truthy: false, text } => {
+                out.events.push((line, Event::Falsy(text)));
+                continue;
+            }
+            LineScan::NotObject { truthy: true, text } => {
+                out.events.push((line, Event::NotObject(text)));
+                Fields { ty: None, id: None, parent_id: None, time: None, role: None }
+            }
+            LineScan::Object(f) => f,
+        };
+        let (entry, ty) = fields.into_entry(line, span.clone());
+        if ty.as_deref() == Some("session") {
+            out.events.push((line, Event::Header(span)));
+            continue;
+        }
+        if entry.kind == EntryType::Other {
+            out.events.push((line, Event::UnknownType(ty.unwrap_or_default().into_owned())));
+        }
+        if entry.role == Role::Other {
+            out.events.push((line, Event::UnknownRole));
+        }
+        out.entries.push(entry);
+    }
+    out.lines = line - first_line;
+    out
+}
 
 /// What the scan of one line found.
 pub(crate) enum LineScan<'a> {
@@ -31,12 +145,22 @@ pub(crate) enum LineScan<'a> {
     /// or id, and skips `null`, `false`, `0` and `""`.
     NotObject { truthy: bool, text: String },
     /// An object: what the index needs of it.
-    Object(Prefix<'a>),
+    Object(Fields<'a>),
 }
 
-/// The first keys of an entry line, borrowed from the file.
+/// The index's view of an entry line, decoded and borrowed from the file where possible.
+pub(crate) struct Fields<'a> {
+    pub ty: Option<Cow<'a, str>>,
+    pub id: Option<Cow<'a, str>>,
+    /// `None` for null, missing, or falsy (pi follows `parentId` only when truthy).
+    pub parent_id: Option<Cow<'a, str>>,
+    pub time: Option<f64>,
+    pub role: Option<Cow<'a, str>>,
+}
+
+/// The first keys of an entry line, as the serde path reads them.
 #[derive(Default)]
-pub(crate) struct Prefix<'a> {
+struct Prefix<'a> {
     pub ty: Option<&'a RawValue>,
     pub id: Option<&'a RawValue>,
     pub parent_id: Option<&'a RawValue>,
@@ -70,24 +194,86 @@ pub(crate) fn scan_line(line: &[u8]) -> LineScan<'_> {
             Err(e) => LineScan::Malformed(e.to_string()),
         };
     }
+    if let Some(fields) = fast_fields(&line[first..]) {
+        return if ends_with_brace(line) {
+            LineScan::Object(fields)
+        } else {
+            LineScan::Malformed("the line ends before its JSON object does".into())
+        };
+    }
     let mut prefix = Prefix::default();
     let mut de = serde_json::Deserializer::from_slice(line);
     let result = (&mut de).deserialize_map(EntryVisitor { p: &mut prefix });
     match result {
         Ok(()) => match de.end() {
-            Ok(()) => LineScan::Object(prefix),
+            Ok(()) => LineScan::Object(prefix.into_fields()),
             Err(e) => LineScan::Malformed(e.to_string()),
         },
-        Err(_) if prefix.stopped => {
-            // We did not read to the end; the line must at least close its object.
-            let last = line.iter().rposition(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
-            if last.map(|i| line[i]) == Some(b'}') {
-                LineScan::Object(prefix)
-            } else {
-                LineScan::Malformed("the line ends before its JSON object does".into())
-            }
-        }
+        // We did not read to the end; the line must at least close its object.
+        Err(_) if prefix.stopped && ends_with_brace(line) => LineScan::Object(prefix.into_fields()),
+        Err(_) if prefix.stopped => LineScan::Malformed("the line ends before its JSON object does".into()),
         Err(e) => LineScan::Malformed(e.to_string()),
+    }
+}
+
+fn ends_with_brace(line: &[u8]) -> bool {
+    let last = line.iter().rposition(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    last.map(|i| line[i]) == Some(b'}')
+}
+
+/// The fast path for pi's own layout, which covers nearly every line pi writes:
+/// `{"type":"T","id":"I","parentId":"P"|null,"timestamp":"S"` and, for messages,
+/// `,"message":{"role":"R"`, with no escapes in those strings. Anything else (other key
+/// orders, escapes, custom entries whose payload comes first) takes the serde path.
+fn fast_fields(b: &[u8]) -> Option<Fields<'_>> {
+    let mut r = Cursor { b, i: 0 };
+    r.lit(b"{\"type\":\"")?;
+    let ty = r.plain_str()?;
+    r.lit(b",\"id\":\"")?;
+    let id = r.plain_str()?;
+    r.lit(b",\"parentId\":")?;
+    let parent_id = if r.lit(b"null").is_some() {
+        None
+    } else {
+        r.lit(b"\"")?;
+        Some(r.plain_str()?).filter(|p| !p.is_empty())
+    };
+    r.lit(b",\"timestamp\":\"")?;
+    let time = js::parse_date(r.plain_str()?);
+    let role = if ty == "message" {
+        r.lit(b",\"message\":{\"role\":\"")?;
+        Some(Cow::Borrowed(r.plain_str()?))
+    } else {
+        None
+    };
+    Some(Fields { ty: Some(Cow::Borrowed(ty)), id: Some(Cow::Borrowed(id)), parent_id: parent_id.map(Cow::Borrowed), time, role })
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn lit(&mut self, lit: &[u8]) -> Option<()> {
+        if self.b[self.i..].starts_with(lit) {
+            self.i += lit.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// A string body up to its closing quote, if it has no escapes or control bytes.
+    fn plain_str(&mut self) -> Option<&'a str> {
+        let rest = &self.b[self.i..];
+        let end = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[end] != b'"' || rest[..end].iter().any(|&c| c < 0x20) {
+            return None;
+        }
+        let s = std::str::from_utf8(&rest[..end]).ok()?;
+        self.i += end + 1;
+        Some(s)
     }
 }
 
@@ -266,39 +452,44 @@ pub(crate) fn raw_id(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
 }
 
 impl<'a> Prefix<'a> {
-    /// Turns the borrowed prefix into an index entry (links are resolved later).
-    pub(crate) fn into_entry(self, line: u32, span: std::ops::Range<usize>) -> (EntryMeta<'a>, Option<Cow<'a, str>>) {
-        let ty = self.ty.and_then(raw_str);
-        let kind = match &ty {
-            Some(t) => EntryType::from_name(t),
-            None => EntryType::Missing,
-        };
-        let role = match (kind, self.role.and_then(raw_str)) {
-            (EntryType::Message, Some(r)) => Role::from_name(&r),
-            (EntryType::Message, None) => Role::Other,
-            _ => Role::None,
-        };
+    fn into_fields(self) -> Fields<'a> {
         // pi follows `parentId` only when it is truthy.
         let parent_id = match self.parent_id {
-            Some(raw) if raw.get() == "\"\"" || raw.get() == "false" || raw.get() == "0" => None,
+            Some(raw) if matches!(raw.get(), "\"\"" | "false" | "0") => None,
             other => raw_id(other),
         };
         let time = self.timestamp.and_then(|raw| match raw_str(raw) {
             Some(s) => js::parse_date(&s),
             None => serde_json::from_str::<Value>(raw.get()).ok().and_then(|v| js::date_ms(Some(&v))),
         });
+        Fields { ty: self.ty.and_then(raw_str), id: raw_id(self.id), parent_id, time, role: self.role.and_then(raw_str) }
+    }
+}
+
+impl<'a> Fields<'a> {
+    /// Turns the fields into an index entry (links are resolved later).
+    pub(crate) fn into_entry(self, line: u32, span: Range<usize>) -> (EntryMeta<'a>, Option<Cow<'a, str>>) {
+        let kind = match &self.ty {
+            Some(t) => EntryType::from_name(t),
+            None => EntryType::Missing,
+        };
+        let role = match (kind, &self.role) {
+            (EntryType::Message, Some(r)) => Role::from_name(r),
+            (EntryType::Message, None) => Role::Other,
+            _ => Role::None,
+        };
         let entry = EntryMeta {
             line,
             span,
             kind,
             role,
-            id: raw_id(self.id),
-            parent_id,
-            time,
+            id: self.id,
+            parent_id: self.parent_id,
+            time: self.time,
             parent: None,
             shadowed: false,
         };
-        (entry, ty)
+        (entry, self.ty)
     }
 }
 
@@ -377,7 +568,7 @@ fn preview(v: &Value) -> String {
 mod tests {
     use super::*;
 
-    fn obj(line: &str) -> Prefix<'_> {
+    fn obj(line: &str) -> Fields<'_> {
         match scan_line(line.as_bytes()) {
             LineScan::Object(p) => p,
             _ => panic!("not an object: {line}"),
@@ -386,17 +577,32 @@ mod tests {
 
     #[test]
     fn reads_the_first_keys_and_stops() {
-        let p = obj(r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[BROKEN]}}"#);
-        assert!(p.stopped);
-        assert_eq!(p.role.unwrap().get(), "\"user\"");
-        assert_eq!(p.parent_id.unwrap().get(), "null");
+        // Both paths: pi's layout (fast) and an escaped id (serde), with a damaged tail
+        // that only a whole parse would see.
+        for line in [
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[BROKEN]}}"#,
+            r#"{"type":"message","id":"a\u0031","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[BROKEN]}}"#,
+        ] {
+            let p = obj(line);
+            assert_eq!(p.role.as_deref(), Some("user"));
+            assert_eq!(p.id.as_deref(), Some("a1"));
+            assert_eq!(p.parent_id, None);
+            assert_eq!(p.time, Some(1_767_225_600_000.0));
+        }
     }
 
     #[test]
     fn custom_entries_put_their_payload_first() {
         let p = obj(r#"{"type":"custom","customType":"x","data":{"a":[1,2]},"id":"c1","parentId":"a1","timestamp":"t"}"#);
-        assert_eq!(p.id.unwrap().get(), "\"c1\"");
-        assert!(p.stopped);
+        assert_eq!(p.id.as_deref(), Some("c1"));
+        assert_eq!(p.parent_id.as_deref(), Some("a1"));
+    }
+
+    #[test]
+    fn falsy_parents_are_roots() {
+        assert_eq!(obj(r#"{"type":"label","id":"x","parentId":"","timestamp":"t"}"#).parent_id, None);
+        assert_eq!(obj(r#"{"id":"x","parentId":0,"type":"label"}"#).parent_id, None);
+        assert_eq!(obj(r#"{"id":"x","parentId":7,"type":"label"}"#).parent_id.as_deref(), Some("\u{0}7"));
     }
 
     #[test]

@@ -2,13 +2,15 @@
 //! graph with pi's child order (§3.1), plus labels and the session name.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{Map, Value};
 
-use super::entry::{EntryMeta, EntryType, Role};
-use super::load::{parse_value, scan_line, LineScan};
+use super::entry::{EntryMeta, EntryType};
+use super::load::{parse_value, scan, Event, Scan};
 use super::{js, Diagnostic, LoadError, Severity, Source};
 
 /// A resolved label (the latest `label` entry for a target wins; an empty one clears).
@@ -65,108 +67,77 @@ impl<'a> Session<'a> {
         if data.is_empty() {
             return Err(LoadError::Empty { name });
         }
-        let mut diags = Vec::new();
-        let mut header: Option<(Map<String, Value>, u32)> = None;
-        let mut header_ordinals = Vec::new();
-        let mut entries: Vec<EntryMeta<'a>> = Vec::new();
-        let mut ordinal = 0u32;
-        let (mut blank, mut crlf, mut malformed) = (Vec::new(), Vec::new(), 0usize);
-        let mut unknown_types: Vec<(u32, String)> = Vec::new();
-        let mut unknown_roles: Vec<u32> = Vec::new();
+        let Scan { entries, events, crlf, lines } = scan(data, bad_lines);
 
-        let mut start = 0usize;
-        let mut line_no = 0u32;
-        let ends_with_newline = data.last() == Some(&b'\n');
-        let newline_ends = memchr::memchr_iter(b'\n', data).chain((!ends_with_newline).then_some(data.len()));
-        for end in newline_ends {
-            line_no += 1;
-            let span = start..end;
-            start = end + 1;
-            let bytes = &data[span.clone()];
-            let last_line = end == data.len();
-            if bytes.last() == Some(&b'\r') {
-                crlf.push(line_no);
-            }
-            let scan = if bad_lines.contains(&line_no) {
-                LineScan::Malformed("damaged inside (found when the entry was read whole)".into())
-            } else {
-                scan_line(bytes)
-            };
-            let prefix = match scan {
-                LineScan::Blank => {
-                    blank.push(line_no);
-                    continue;
+        // The first parsed line must be the header (pi: `entries[0].type === "session"`
+        // with a string id); a first line pi keeps that is anything else is fatal.
+        let mut header: Option<(Map<String, Value>, u32)> = None;
+        let mut header_lines = Vec::new();
+        let first_entry_line = entries.first().map_or(u32::MAX, |e| e.line);
+        let mut diags = Vec::new();
+        let (mut blank, mut malformed) = (Vec::new(), 0usize);
+        let (mut unknown_types, mut unknown_roles) = (0usize, 0usize);
+        for (line, event) in events {
+            match event {
+                Event::Header(span) => {
+                    header_lines.push(line);
+                    if header.is_some() {
+                        diags.push(warn(line, "a second session header; ignored, as pi ignores it (pi 0.73 wrote these by mistake)".into()));
+                        continue;
+                    }
+                    if first_entry_line < line {
+                        break;
+                    }
+                    let value = parse_value(&data[span]).map_err(|e| not_a_session(&name, line, format!("the header is not valid JSON ({e})")))?;
+                    let Value::Object(map) = value else { unreachable!("the scan saw an object") };
+                    if !map.get("id").is_some_and(Value::is_string) {
+                        return Err(not_a_session(&name, line, "the session header has no string `id`".into()));
+                    }
+                    header = Some((map, line));
                 }
-                LineScan::Malformed(why) => {
+                Event::Blank => blank.push(line),
+                Event::Malformed(why) => {
                     malformed += 1;
                     if malformed <= MAX_LISTED {
-                        let what = if last_line {
+                        let what = if line == lines && data.last() != Some(&b'\n') {
                             "truncated last line (no final newline, not complete JSON)".to_string()
                         } else {
                             format!("malformed JSON ({why})")
                         };
-                        diags.push(warn(line_no, format!("{what}; skipped, as pi skips it")));
+                        diags.push(warn(line, format!("{what}; skipped, as pi skips it")));
                     }
-                    continue;
                 }
-                LineScan::NotObject { truthy: false, text } => {
-                    diags.push(warn(line_no, format!("`{text}` is not an entry; skipped, as pi skips it")));
-                    continue;
-                }
-                LineScan::NotObject { truthy: true, text } => {
-                    if header.is_none() {
-                        return Err(not_a_session(&name, line_no, format!("the first line is `{text}`, not a session header")));
+                Event::Falsy(text) => diags.push(warn(line, format!("`{text}` is not an entry; skipped, as pi skips it"))),
+                Event::NotObject(text) => {
+                    if header.is_none() && line <= first_entry_line {
+                        return Err(not_a_session(&name, line, format!("the first line is `{text}`, not a session header")));
                     }
-                    diags.push(warn(
-                        line_no,
-                        format!("`{text}` is JSON but not an object; kept as an entry without type or id, as pi keeps it"),
-                    ));
-                    ordinal += 1;
-                    entries.push(EntryMeta {
-                        line: line_no,
-                        span,
-                        kind: EntryType::Missing,
-                        role: Role::None,
-                        id: None,
-                        parent_id: None,
-                        time: None,
-                        parent: None,
-                        shadowed: false,
-                    });
-                    continue;
+                    diags.push(warn(line, format!("`{text}` is JSON but not an object; kept as an entry without type or id, as pi keeps it")));
                 }
-                LineScan::Object(p) => p,
-            };
-            let (entry, ty) = prefix.into_entry(line_no, span.clone());
-            let this_ordinal = ordinal;
-            ordinal += 1;
-            if ty.as_deref() == Some("session") {
-                header_ordinals.push(this_ordinal);
-                if header.is_none() {
-                    let value = parse_value(bytes).map_err(|e| not_a_session(&name, line_no, format!("the header is not valid JSON ({e})")))?;
-                    let Value::Object(map) = value else { unreachable!("scan_line saw an object") };
-                    if !map.get("id").is_some_and(Value::is_string) {
-                        return Err(not_a_session(&name, line_no, "the session header has no string `id`".into()));
+                Event::UnknownType(ty) => {
+                    unknown_types += 1;
+                    if unknown_types <= MAX_LISTED {
+                        diags.push(note(line, format!("unknown entry type `{ty}`; kept in the tree, contributes no context (as in pi)")));
                     }
-                    header = Some((map, line_no));
-                } else {
-                    diags.push(warn(line_no, "a second session header; ignored, as pi ignores it (pi 0.73 wrote these by mistake)".into()));
                 }
-                continue;
+                Event::UnknownRole => {
+                    unknown_roles += 1;
+                    if unknown_roles <= MAX_LISTED {
+                        diags.push(note(line, "message with an unknown role; kept in the projection, left out of the LLM messages (as in pi)".into()));
+                    }
+                }
             }
-            if header.is_none() {
-                let what = ty.map_or_else(|| "no `type`".to_string(), |t| format!("type `{t}`"));
-                return Err(not_a_session(&name, line_no, format!("the first entry has {what}, but a pi session starts with a `session` header")));
-            }
-            if entry.kind == EntryType::Other {
-                unknown_types.push((line_no, ty.unwrap_or_default().into_owned()));
-            }
-            if entry.role == Role::Other {
-                unknown_roles.push(line_no);
-            }
-            entries.push(entry);
         }
         let Some((header, header_line)) = header else {
+            if let Some(first) = entries.first() {
+                let what = if first.kind == EntryType::Missing {
+                    "no `type`".to_string()
+                } else {
+                    let ty = parse_value(&data[first.span.clone()]).ok().and_then(|v| v.get("type").map(ToString::to_string));
+                    format!("type {}", ty.unwrap_or_else(|| "?".into()))
+                };
+                return Err(not_a_session(&name, first.line, format!("the first entry has {what}, but a pi session starts with a `session` header")));
+            }
             let reason = if malformed + blank.len() == 0 {
                 "no lines".to_string()
             } else if malformed == 0 {
@@ -176,13 +147,8 @@ impl<'a> Session<'a> {
             };
             return Err(LoadError::NotASession { name, line: None, reason });
         };
-
         if malformed > MAX_LISTED {
-            diags.push(Diagnostic {
-                severity: Severity::Warning,
-                line: None,
-                message: format!("{} more malformed lines skipped", malformed - MAX_LISTED),
-            });
+            diags.push(Diagnostic { severity: Severity::Warning, line: None, message: format!("{} more malformed lines skipped", malformed - MAX_LISTED) });
         }
         if let Some(&first) = blank.first() {
             diags.push(warn(first, format!("{} blank line{}; skipped, as pi skips them", blank.len(), plural(blank.len()))));
@@ -190,15 +156,13 @@ impl<'a> Session<'a> {
         if let Some(&first) = crlf.first() {
             diags.push(warn(first, format!("{} line{} end{} in CRLF; read like pi reads them (the \\r is JSON whitespace)", crlf.len(), plural(crlf.len()), if crlf.len() == 1 { "s" } else { "" })));
         }
-        if !ends_with_newline && !entries.is_empty() && entries.last().is_some_and(|e| e.span.end == data.len()) {
-            diags.push(warn(line_no, "no final newline; pi 1.6 would append one to the file when opening it, pisces leaves the file as it is".into()));
+        if data.last() != Some(&b'\n') && entries.last().is_some_and(|e| e.span.end == data.len()) {
+            diags.push(warn(lines, "no final newline; pi 1.6 would append one to the file when opening it, pisces leaves the file as it is".into()));
         }
-        for (line, ty) in unknown_types.iter().take(MAX_LISTED) {
-            diags.push(note(*line, format!("unknown entry type `{ty}`; kept in the tree, contributes no context (as in pi)")));
-        }
-        for line in unknown_roles.iter().take(MAX_LISTED) {
-            diags.push(note(*line, "message with an unknown role; kept in the projection, left out of the LLM messages (as in pi)".into()));
-        }
+        // Positions of `session` lines in pi's parsed-entry list (headers and entries).
+        let header_ordinals =
+            header_lines.iter().enumerate().map(|(k, &l)| (entries.partition_point(|e| e.line < l) + k) as u32).collect();
+        let mut entries = entries;
 
         let version = version_number(header.get("version"));
         // pi: `version >= 3` needs nothing; else `< 2` runs v1->v2 and `< 3` runs v2->v3
@@ -225,10 +189,10 @@ impl<'a> Session<'a> {
             migrate_v1,
             migrate_v2,
             entries,
-            by_id: HashMap::new(),
+            by_id: HashMap::default(),
             graph: DiGraph::default(),
             roots: Vec::new(),
-            labels: HashMap::new(),
+            labels: HashMap::default(),
             header_ordinals,
             diagnostics: diags,
         };
@@ -241,10 +205,12 @@ impl<'a> Session<'a> {
     fn link(&mut self) {
         let n = self.entries.len();
         let mut diags = Vec::new();
+        let mut duplicates = false;
         self.by_id.reserve(n);
         for i in 0..n {
             if let Some(id) = self.entries[i].id.clone() {
                 if let Some(prev) = self.by_id.insert(id, i as u32) {
+                    duplicates = true;
                     let prev_line = self.entries[prev as usize].line;
                     self.entries[prev as usize].shadowed = true;
                     diags.push(warn(
@@ -259,6 +225,13 @@ impl<'a> Session<'a> {
             let Some(pid) = e.parent_id.as_deref() else { continue };
             if Some(pid) == e.id.as_deref() {
                 diags.push(warn(e.line, format!("entry {} is its own parent; treated as a root (pi's tree does so, its context builder hangs)", show_id(Some(pid)))));
+                continue;
+            }
+            // pi appends each entry as a child of the leaf, so the parent is nearly always
+            // the previous line: skip the hash lookup then (unless ids repeat, when only
+            // the map knows which entry an id names).
+            if !duplicates && i > 0 && self.entries[i - 1].id.as_deref() == Some(pid) {
+                self.entries[i].parent = Some(i as u32 - 1);
                 continue;
             }
             match self.by_id.get(pid) {
@@ -507,12 +480,12 @@ impl<'a> Session<'a> {
         self.header.get("id").and_then(Value::as_str).unwrap_or_default()
     }
 
-    /// The entry's id for display (`L<line>` for version-1 entries, `line N` without one).
-    pub fn display_id(&self, i: u32) -> String {
+    /// The entry's id for display (`L<line>` for version-1 entries, `#N` without one).
+    pub fn display_id(&self, i: u32) -> Cow<'_, str> {
         let e = &self.entries[i as usize];
         match e.id.as_deref() {
-            Some(id) if !id.starts_with('\0') => id.to_string(),
-            _ => format!("#{}", e.line),
+            Some(id) if !id.starts_with('\0') => Cow::Borrowed(id),
+            _ => Cow::Owned(format!("#{}", e.line)),
         }
     }
 
