@@ -101,17 +101,25 @@ pub fn project(s: &Session, leaf: Option<u32>) -> Result<Projection, Damaged> {
         None => path.clone(),
         Some(c_pos) => {
             let c = path[c_pos];
+            // pi looks C up by id on the path (the first entry with that id); with unique
+            // ids that is C itself.
             let c_id = s.entries[c as usize].id.as_deref();
-            // pi looks C up by id on the path (the first entry with that id).
-            let c_idx = path.iter().position(|&i| s.entries[i as usize].id.as_deref() == c_id).unwrap_or(c_pos);
+            let c_idx = if s.duplicate_ids {
+                path.iter().position(|&i| s.entries[i as usize].id.as_deref() == c_id).unwrap_or(c_pos)
+            } else {
+                c_pos
+            };
             let first_kept = parsed.get(c).and_then(|v| v.get("firstKeptEntryId").cloned());
             let first_kept = first_kept.as_ref().and_then(id_key);
+            // The first path entry (before C) whose id is firstKeptEntryId.
+            let kept_from = match first_kept.as_deref() {
+                Some(fk) if !s.duplicate_ids => s.get(fk).and_then(|k| path[..c_idx].iter().position(|&i| i == k)),
+                fk => path[..c_idx].iter().position(|&i| s.entries[i as usize].id.as_deref() == fk),
+            };
             let mut out = vec![c];
-            let mut found = false;
-            for &i in &path[..c_idx] {
+            for &i in kept_from.map_or(&[][..], |from| &path[from..c_idx]) {
                 let e = &s.entries[i as usize];
-                found |= e.id == first_kept.as_deref().map(Into::into);
-                if found && !(e.kind == EntryType::Message && e.role == Role::System) {
+                if !(e.kind == EntryType::Message && e.role == Role::System) {
                     out.push(i);
                 }
             }

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
+use hashbrown::HashTable;
 use rustc_hash::FxHashMap as HashMap;
 
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -39,7 +40,12 @@ pub struct Session<'a> {
     pub migrate_v2: bool,
     /// Every parsed non-header line, in file order.
     pub entries: Vec<EntryMeta<'a>>,
-    by_id: HashMap<Cow<'a, str>, u32>,
+    /// id -> entry, the later entry winning as in pi's `byId` map. A table of entry
+    /// indices (4 bytes a slot) rather than a map of strings: a 1 GB session has half a
+    /// million ids, and a small table keeps building it out of main memory.
+    by_id: HashTable<u32>,
+    /// Some id appears on more than one entry.
+    pub duplicate_ids: bool,
     /// Parent -> child edges; `neighbors(n)` yields children in pi's order (by timestamp).
     pub graph: DiGraph<(), (), u32>,
     /// Entries without a (resolvable) parent, in file order, as pi's getTree lists them.
@@ -189,7 +195,8 @@ impl<'a> Session<'a> {
             migrate_v1,
             migrate_v2,
             entries,
-            by_id: HashMap::default(),
+            by_id: HashTable::new(),
+            duplicate_ids: false,
             graph: DiGraph::default(),
             roots: Vec::new(),
             labels: HashMap::default(),
@@ -205,21 +212,32 @@ impl<'a> Session<'a> {
     fn link(&mut self) {
         let n = self.entries.len();
         let mut diags = Vec::new();
-        let mut duplicates = false;
-        self.by_id.reserve(n);
+        self.by_id.reserve(n, |_| 0);
+        let entries = &mut self.entries;
         for i in 0..n {
-            if let Some(id) = self.entries[i].id.clone() {
-                if let Some(prev) = self.by_id.insert(id, i as u32) {
-                    duplicates = true;
-                    let prev_line = self.entries[prev as usize].line;
-                    self.entries[prev as usize].shadowed = true;
-                    diags.push(warn(
-                        self.entries[i].line,
-                        format!("duplicate id {} (also on line {prev_line}); the later entry wins, as in pi", show_id(self.entries[i].id.as_deref())),
-                    ));
+            let Some(id) = entries[i].id.as_deref() else { continue };
+            let hash = hash_id(id);
+            let slot = self.by_id.entry(hash, |&j| entries[j as usize].id.as_deref() == Some(id), |&j| {
+                hash_id(entries[j as usize].id.as_deref().unwrap_or_default())
+            });
+            match slot {
+                hashbrown::hash_table::Entry::Vacant(v) => {
+                    v.insert(i as u32);
+                }
+                hashbrown::hash_table::Entry::Occupied(mut o) => {
+                    let prev = std::mem::replace(o.get_mut(), i as u32) as usize;
+                    self.duplicate_ids = true;
+                    entries[prev].shadowed = true;
+                    let message = format!(
+                        "duplicate id {} (also on line {}); the later entry wins, as in pi",
+                        show_id(entries[i].id.as_deref()),
+                        entries[prev].line
+                    );
+                    diags.push(warn(entries[i].line, message));
                 }
             }
         }
+        let duplicates = self.duplicate_ids;
         for i in 0..n {
             let e = &self.entries[i];
             let Some(pid) = e.parent_id.as_deref() else { continue };
@@ -234,8 +252,8 @@ impl<'a> Session<'a> {
                 self.entries[i].parent = Some(i as u32 - 1);
                 continue;
             }
-            match self.by_id.get(pid) {
-                Some(&p) => self.entries[i].parent = Some(p),
+            match self.get(pid) {
+                Some(p) => self.entries[i].parent = Some(p),
                 None => diags.push(warn(e.line, format!("parent {} of entry {} not found; the entry is treated as a root, as pi's tree does", show_id(Some(pid)), show_id(e.id.as_deref())))),
             }
         }
@@ -417,12 +435,12 @@ impl<'a> Session<'a> {
 
     /// The entry pi's index holds for `id`.
     pub fn get(&self, id: &str) -> Option<u32> {
-        self.by_id.get(id).copied()
+        self.by_id.find(hash_id(id), |&j| self.entries[j as usize].id.as_deref() == Some(id)).copied()
     }
 
     /// All ids (for prefix matching), with the entry each names.
     pub fn ids(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.by_id.iter().map(|(k, &v)| (k.as_ref(), v))
+        self.by_id.iter().map(|&j| (self.entries[j as usize].id.as_deref().unwrap_or_default(), j))
     }
 
     /// pi's default leaf: the last entry in file order, whatever its type (§1.7).
@@ -493,6 +511,11 @@ impl<'a> Session<'a> {
     pub fn warnings(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
     }
+}
+
+fn hash_id(id: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(id)
 }
 
 fn version_number(v: Option<&Value>) -> f64 {
