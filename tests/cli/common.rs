@@ -1,0 +1,107 @@
+//! Running the binary and comparing JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub type TestResult = Result<(), libtest_mimic::Failed>;
+
+pub fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
+}
+
+/// The `pisces` binary, with an environment that cannot reach the user's own sessions
+/// or colors.
+pub fn pisces() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pisces"));
+    c.env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("NO_COLOR")
+        .env("HOME", "/nonexistent-home-for-tests")
+        .stdin(Stdio::null());
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    pisces().args(args).output().expect("pisces runs")
+}
+
+pub fn stdout_json(out: &Output) -> Result<Value, libtest_mimic::Failed> {
+    if !out.status.success() {
+        return Err(format!("exit {:?}\nstderr:\n{}", out.status.code(), String::from_utf8_lossy(&out.stderr)).into());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("stdout is not JSON: {e}").into())
+}
+
+/// The first difference between two JSON values (floats compared with a relative
+/// tolerance, as pi's costs are sums of floats), as `$.path: got vs want`.
+pub fn first_diff(got: &Value, want: &Value, path: &str) -> Option<String> {
+    match (got, want) {
+        (Value::Object(a), Value::Object(b)) => {
+            for k in b.keys() {
+                if !a.contains_key(k) {
+                    return Some(format!("{path}.{k}: missing in pisces (pi: {})", short(&b[k])));
+                }
+            }
+            for (k, v) in a {
+                match b.get(k) {
+                    None => return Some(format!("{path}.{k}: extra in pisces ({})", short(v))),
+                    Some(w) => {
+                        if let Some(d) = first_diff(v, w, &format!("{path}.{k}")) {
+                            return Some(d);
+                        }
+                    }
+                }
+            }
+            None
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                if let Some(d) = first_diff(x, y, &format!("{path}[{i}]")) {
+                    return Some(d);
+                }
+            }
+            (a.len() != b.len()).then(|| format!("{path}: {} items in pisces, {} in pi", a.len(), b.len()))
+        }
+        (Value::Number(a), Value::Number(b)) => {
+            // JSON from JS has no int/float split, but integral values print without a
+            // fraction, so an integer must stay an integer; floats (costs) may differ in
+            // the last bits.
+            let same = if a.is_f64() || b.is_f64() {
+                let (x, y) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
+                a.is_f64() && b.is_f64() && (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
+            } else {
+                a == b
+            };
+            (!same).then(|| format!("{path}: {a} in pisces, {b} in pi"))
+        }
+        _ => (got != want).then(|| format!("{path}: {} in pisces, {} in pi", short(got), short(want))),
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 160 {
+        format!("{}…", s.chars().take(160).collect::<String>())
+    } else {
+        s
+    }
+}
+
+pub fn check(cond: bool, msg: impl FnOnce() -> String) -> TestResult {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg().into())
+    }
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

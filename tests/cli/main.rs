@@ -1,0 +1,20 @@
+//! Integration tests: the real `pisces` binary on the session files in testdata/.
+//!
+//! One binary (as jj and ripgrep do), with cases generated from testdata/ at run time:
+//! every session file and every leaf pi computed a golden for is its own case.
+
+mod common;
+mod conformance;
+mod inputs;
+mod path_cmd;
+mod revs;
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let mut trials = Vec::new();
+    trials.extend(conformance::trials());
+    trials.extend(inputs::trials());
+    trials.extend(path_cmd::trials());
+    trials.extend(revs::trials());
+    libtest_mimic::run(&args, trials).exit();
+}
