@@ -2,6 +2,7 @@
 //! calls the library and a renderer. Shared plumbing (opening a session, printing its
 //! diagnostics, exit codes) lives here.
 
+pub mod man;
 pub mod path;
 
 use std::io::Write;
@@ -66,7 +67,8 @@ pub struct Ctx {
 pub type ExitStatus = u8;
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
-    let ctx = Ctx { ui: Ui::from_env(cli.color), strict: cli.strict, search: SearchDirs { session_dir: cli.session_dir } };
+    let ctx =
+        Ctx { ui: Ui::from_env(cli.color), strict: cli.strict, search: SearchDirs { session_dir: cli.session_dir } };
     match cli.command {
         Command::Path(args) => path::run(&ctx, args),
     }

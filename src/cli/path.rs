@@ -127,7 +127,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         Format::Openai | Format::Anthropic => {
             let llm = context::convert_to_llm(&projection.messages);
             let model = model_ref(&projection);
-            let body = if format == Format::Openai { wire::openai_request(&llm, &model) } else { wire::anthropic_request(&llm, &model) };
+            let body = if format == Format::Openai {
+                wire::openai_request(&llm, &model)
+            } else {
+                // Some Anthropic models carry the requested effort inside `messages`.
+                let thinking_level = projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string);
+                wire::anthropic_request_with(&llm, &model, &wire::RequestOptions { thinking_level })
+            };
             serde_json::to_writer_pretty(&mut out, &body)?;
             writeln!(out)?;
         }

@@ -34,7 +34,11 @@ impl Ui {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto if env_set("NO_COLOR") => false,
-            ColorChoice::Auto if env_set("CLICOLOR_FORCE") && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0") => true,
+            ColorChoice::Auto
+                if env_set("CLICOLOR_FORCE") && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0") =>
+            {
+                true
+            }
             ColorChoice::Auto => stdout_tty,
         };
         Ui { color, stdout_tty }
@@ -81,7 +85,8 @@ pub enum Paint {
 /// cannot move the cursor, retitle the window, or reorder what the user reads.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
     let bad = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
     };
     if !text.chars().any(bad) {
         return Cow::Borrowed(text);

@@ -49,7 +49,14 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, head: &TranscriptHead, messages: &
         writeln!(w)?;
         writeln!(w, "{}", ui.paint(Paint::System, "▍system prompt"))?;
         writeln!(w, "{}", sanitize(prompt))?;
-        writeln!(w, "{}", ui.paint(Paint::Dim, &format!("tools: {}", if tools.is_empty() { "(none)".into() } else { tools.join(", ") })))?;
+        writeln!(
+            w,
+            "{}",
+            ui.paint(
+                Paint::Dim,
+                &format!("tools: {}", if tools.is_empty() { "(none)".into() } else { tools.join(", ") })
+            )
+        )?;
     }
     for m in messages {
         writeln!(w)?;
@@ -124,7 +131,11 @@ fn write_text_message(w: &mut dyn Write, ui: &Ui, m: &Value) -> io::Result<()> {
             if removed > 0 {
                 what.push(format!("-{removed} tool{}", if removed == 1 { "" } else { "s" }));
             }
-            writeln!(w, "{}", ui.paint(Paint::System, &format!("▍system  {}  (--system prints the prompt)", what.join(", "))))?;
+            writeln!(
+                w,
+                "{}",
+                ui.paint(Paint::System, &format!("▍system  {}  (--system prints the prompt)", what.join(", ")))
+            )?;
             let text = content_text(m.get("content"));
             if !text.is_empty() {
                 writeln!(w, "{}", sanitize(&text))?;
@@ -147,7 +158,11 @@ fn write_blocks(w: &mut dyn Write, ui: &Ui, content: Option<&Value>) -> io::Resu
         match b.get("type").and_then(Value::as_str) {
             Some("text") => writeln!(w, "{}", sanitize(&js::to_js_string(b.get("text"))))?,
             Some("thinking") => {
-                let text = if js::truthy(b.get("redacted")) { "(redacted)".to_string() } else { js::to_js_string(b.get("thinking")) };
+                let text = if js::truthy(b.get("redacted")) {
+                    "(redacted)".to_string()
+                } else {
+                    js::to_js_string(b.get("thinking"))
+                };
                 write_clipped(w, ui, &format!("thinking: {text}"), THINKING_LINES, "  ")?;
             }
             Some("toolCall") => {
@@ -192,7 +207,11 @@ fn human_bytes(n: usize) -> String {
 
 fn write_clipped(w: &mut dyn Write, ui: &Ui, text: &str, max_lines: usize, indent: &str) -> io::Result<()> {
     let text = sanitize(text);
-    let lines: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
+    let text = text.trim_start_matches('\n').trim_end_matches('\n');
+    if text.is_empty() {
+        return writeln!(w, "{indent}{}", ui.paint(Paint::Dim, "(no output)"));
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
     for l in lines.iter().take(max_lines) {
         writeln!(w, "{indent}{}", ui.paint(Paint::Dim, &clip_chars(l, 200)))?;
     }
@@ -295,7 +314,8 @@ fn md_blocks(w: &mut dyn Write, content: Option<&Value>) -> io::Result<()> {
                 writeln!(w, "<details><summary>Thinking</summary>\n\n{text}\n\n</details>\n")?;
             }
             Some("toolCall") => {
-                let args = b.get("arguments").map_or("{}".into(), |a| serde_json::to_string_pretty(a).unwrap_or_default());
+                let args =
+                    b.get("arguments").map_or("{}".into(), |a| serde_json::to_string_pretty(a).unwrap_or_default());
                 writeln!(w, "**Tool call `{}`**\n\n{}\n", js::to_js_string(b.get("name")), fence(&args, "json"))?;
             }
             Some("image") => writeln!(w, "{}\n", image_note(b))?,

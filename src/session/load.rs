@@ -81,9 +81,11 @@ pub(crate) fn scan<'a>(data: &'a [u8], bad_lines: &BTreeSet<u32>) -> Scan<'a> {
 fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_lines: &BTreeSet<u32>) -> Scan<'a> {
     let chunk = &data[range.clone()];
     // Lines average a few hundred bytes in real sessions; reserving avoids regrowth.
-    let mut out = Scan { entries: Vec::with_capacity(chunk.len() / 1024 + 16), events: Vec::new(), crlf: Vec::new(), lines: 0 };
+    let mut out =
+        Scan { entries: Vec::with_capacity(chunk.len() / 1024 + 16), events: Vec::new(), crlf: Vec::new(), lines: 0 };
     let ends_with_newline = chunk.last() == Some(&b'\n');
-    let ends = memchr::memchr_iter(b'\n', chunk).chain((!ends_with_newline && !chunk.is_empty()).then_some(chunk.len()));
+    let ends =
+        memchr::memchr_iter(b'\n', chunk).chain((!ends_with_newline && !chunk.is_empty()).then_some(chunk.len()));
     let mut start = 0;
     let mut line = first_line;
     for end in ends {
@@ -246,7 +248,13 @@ fn fast_fields(b: &[u8]) -> Option<Fields<'_>> {
     } else {
         None
     };
-    Some(Fields { ty: Some(Cow::Borrowed(ty)), id: Some(Cow::Borrowed(id)), parent_id: parent_id.map(Cow::Borrowed), time, role })
+    Some(Fields {
+        ty: Some(Cow::Borrowed(ty)),
+        id: Some(Cow::Borrowed(id)),
+        parent_id: parent_id.map(Cow::Borrowed),
+        time,
+        role,
+    })
 }
 
 struct Cursor<'a> {
@@ -462,7 +470,13 @@ impl<'a> Prefix<'a> {
             Some(s) => js::parse_date(&s),
             None => serde_json::from_str::<Value>(raw.get()).ok().and_then(|v| js::date_ms(Some(&v))),
         });
-        Fields { ty: self.ty.and_then(raw_str), id: raw_id(self.id), parent_id, time, role: self.role.and_then(raw_str) }
+        Fields {
+            ty: self.ty.and_then(raw_str),
+            id: raw_id(self.id),
+            parent_id,
+            time,
+            role: self.role.and_then(raw_str),
+        }
     }
 }
 
@@ -593,7 +607,8 @@ mod tests {
 
     #[test]
     fn custom_entries_put_their_payload_first() {
-        let p = obj(r#"{"type":"custom","customType":"x","data":{"a":[1,2]},"id":"c1","parentId":"a1","timestamp":"t"}"#);
+        let p =
+            obj(r#"{"type":"custom","customType":"x","data":{"a":[1,2]},"id":"c1","parentId":"a1","timestamp":"t"}"#);
         assert_eq!(p.id.as_deref(), Some("c1"));
         assert_eq!(p.parent_id.as_deref(), Some("a1"));
     }

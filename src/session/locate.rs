@@ -48,13 +48,8 @@ impl SearchDirs {
             },
         };
         let root = agent.join("sessions");
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
+        let mut dirs: Vec<PathBuf> =
+            std::fs::read_dir(&root).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
         dirs.sort();
         dirs
     }

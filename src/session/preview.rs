@@ -67,7 +67,9 @@ fn message_preview(msg: Option<&Value>) -> String {
         "toolResult" => format!("{} result: {}", js::to_js_string(m.get("toolName")), content_text(m.get("content"))),
         "bashExecution" => format!("!{}", js::to_js_string(m.get("command"))),
         "system" => "[system]".into(),
-        "custom" | "hookMessage" => format!("{}: {}", js::to_js_string(m.get("customType")), content_text(m.get("content"))),
+        "custom" | "hookMessage" => {
+            format!("{}: {}", js::to_js_string(m.get("customType")), content_text(m.get("content")))
+        }
         _ => format!("{role}: {}", content_text(m.get("content"))),
     }
 }

@@ -45,7 +45,12 @@ impl std::error::Error for RevError {}
 
 /// Resolves `rev` to an entry (index into `Session::entries`).
 pub fn resolve(s: &Session, rev: &str) -> Result<u32, RevError> {
-    let err = |span: Range<usize>, message: String, notes: Vec<String>| RevError { rev: rev.to_string(), span, message, notes };
+    let err = |span: Range<usize>, message: String, notes: Vec<String>| RevError {
+        rev: rev.to_string(),
+        span,
+        message,
+        notes,
+    };
     if rev.is_empty() {
         return Err(err(0..0, "empty REV".into(), vec![hint()]));
     }
@@ -67,7 +72,9 @@ pub fn resolve(s: &Session, rev: &str) -> Result<u32, RevError> {
     // Report against the shortest base: every suffix stripped.
     let (_, message, notes) = first_error.expect("at least one split");
     let p = *splits.last().expect("at least one split");
-    let (message, notes) = if p == rev.len() { (message, notes) } else {
+    let (message, notes) = if p == rev.len() {
+        (message, notes)
+    } else {
         match resolve_base(s, &rev[..p]) {
             Err(Base::NotFound(m, n)) | Err(Base::Ambiguous(m, n)) => (m, n),
             Ok(_) => unreachable!("tried above"),
@@ -113,7 +120,8 @@ fn resolve_base(s: &Session, base: &str) -> Result<u32, Base> {
         _ => {}
     }
     if let Some(num) = base.strip_prefix('#') {
-        let line: u32 = num.parse().map_err(|_| Base::NotFound(format!("`{num}` is not a line number"), vec![hint()]))?;
+        let line: u32 =
+            num.parse().map_err(|_| Base::NotFound(format!("`{num}` is not a line number"), vec![hint()]))?;
         if let Ok(pos) = s.entries.binary_search_by_key(&line, |e| e.line) {
             return Ok(pos as u32);
         }
@@ -136,7 +144,10 @@ fn resolve_base(s: &Session, base: &str) -> Result<u32, Base> {
         _ => {
             let mut notes: Vec<String> = labelled.iter().map(|&i| candidate(s, i)).collect();
             notes.sort();
-            return Err(Base::Ambiguous(format!("label `{base}` is on {} entries; name one by id", labelled.len()), notes));
+            return Err(Base::Ambiguous(
+                format!("label `{base}` is on {} entries; name one by id", labelled.len()),
+                notes,
+            ));
         }
     }
     let mut matches: Vec<(&str, u32)> = s.ids().filter(|(id, _)| id.starts_with(base)).collect();
@@ -168,13 +179,14 @@ fn candidate(s: &Session, i: u32) -> String {
 fn apply_suffixes(s: &Session, rev: &str, mut cur: u32, start: usize) -> Result<u32, RevError> {
     let b = rev.as_bytes();
     let mut i = start;
+    // Ancestors climbed so far, to say how far the base is from its root.
+    let mut climbed = 0usize;
     while i < b.len() {
         let op_start = i;
-        let steps: usize = if b[i] == b'^' {
-            i += 1;
+        i += 1;
+        let steps: usize = if b[op_start] == b'^' {
             1
         } else {
-            i += 1;
             let num_start = i;
             while i < b.len() && b[i].is_ascii_digit() {
                 i += 1;
@@ -190,21 +202,24 @@ fn apply_suffixes(s: &Session, rev: &str, mut cur: u32, start: usize) -> Result<
                 })?
             }
         };
-        for step in 0..steps {
+        for _ in 0..steps {
             match s.parent(cur) {
-                Some(p) => cur = p,
+                Some(p) => {
+                    cur = p;
+                    climbed += 1;
+                }
                 None => {
+                    let base = &rev[..start];
                     return Err(RevError {
                         rev: rev.to_string(),
                         span: op_start..i,
                         message: format!(
-                            "{} is a root: it has {} ancestor{}, this asks for more",
-                            s.display_id(cur),
-                            if step == 0 { "no".to_string() } else { step.to_string() },
-                            if step == 1 { "" } else { "s" }
+                            "goes past the root: `{base}` has {climbed} ancestor{} (the root is {})",
+                            if climbed == 1 { "" } else { "s" },
+                            s.display_id(cur)
                         ),
                         notes: vec![],
-                    })
+                    });
                 }
             }
         }

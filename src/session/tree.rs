@@ -88,13 +88,18 @@ impl<'a> Session<'a> {
                 Event::Header(span) => {
                     header_lines.push(line);
                     if header.is_some() {
-                        diags.push(warn(line, "a second session header; ignored, as pi ignores it (pi 0.73 wrote these by mistake)".into()));
+                        diags.push(warn(
+                            line,
+                            "a second session header; ignored, as pi ignores it (pi 0.73 wrote these by mistake)"
+                                .into(),
+                        ));
                         continue;
                     }
                     if first_entry_line < line {
                         break;
                     }
-                    let value = parse_value(&data[span]).map_err(|e| not_a_session(&name, line, format!("the header is not valid JSON ({e})")))?;
+                    let value = parse_value(&data[span])
+                        .map_err(|e| not_a_session(&name, line, format!("the header is not valid JSON ({e})")))?;
                     let Value::Object(map) = value else { unreachable!("the scan saw an object") };
                     if !map.get("id").is_some_and(Value::is_string) {
                         return Err(not_a_session(&name, line, "the session header has no string `id`".into()));
@@ -113,17 +118,31 @@ impl<'a> Session<'a> {
                         diags.push(warn(line, format!("{what}; skipped, as pi skips it")));
                     }
                 }
-                Event::Falsy(text) => diags.push(warn(line, format!("`{text}` is not an entry; skipped, as pi skips it"))),
+                Event::Falsy(text) => {
+                    diags.push(warn(line, format!("`{text}` is not an entry; skipped, as pi skips it")))
+                }
                 Event::NotObject(text) => {
                     if header.is_none() && line <= first_entry_line {
-                        return Err(not_a_session(&name, line, format!("the first line is `{text}`, not a session header")));
+                        return Err(not_a_session(
+                            &name,
+                            line,
+                            format!("the first line is `{text}`, not a session header"),
+                        ));
                     }
-                    diags.push(warn(line, format!("`{text}` is JSON but not an object; kept as an entry without type or id, as pi keeps it")));
+                    diags.push(warn(
+                        line,
+                        format!(
+                            "`{text}` is JSON but not an object; kept as an entry without type or id, as pi keeps it"
+                        ),
+                    ));
                 }
                 Event::UnknownType(ty) => {
                     unknown_types += 1;
                     if unknown_types <= MAX_LISTED {
-                        diags.push(note(line, format!("unknown entry type `{ty}`; kept in the tree, contributes no context (as in pi)")));
+                        diags.push(note(
+                            line,
+                            format!("unknown entry type `{ty}`; kept in the tree, contributes no context (as in pi)"),
+                        ));
                     }
                 }
                 Event::UnknownRole => {
@@ -139,10 +158,16 @@ impl<'a> Session<'a> {
                 let what = if first.kind == EntryType::Missing {
                     "no `type`".to_string()
                 } else {
-                    let ty = parse_value(&data[first.span.clone()]).ok().and_then(|v| v.get("type").map(ToString::to_string));
+                    let ty = parse_value(&data[first.span.clone()])
+                        .ok()
+                        .and_then(|v| v.get("type").map(ToString::to_string));
                     format!("type {}", ty.unwrap_or_else(|| "?".into()))
                 };
-                return Err(not_a_session(&name, first.line, format!("the first entry has {what}, but a pi session starts with a `session` header")));
+                return Err(not_a_session(
+                    &name,
+                    first.line,
+                    format!("the first entry has {what}, but a pi session starts with a `session` header"),
+                ));
             }
             let reason = if malformed + blank.len() == 0 {
                 "no lines".to_string()
@@ -154,20 +179,38 @@ impl<'a> Session<'a> {
             return Err(LoadError::NotASession { name, line: None, reason });
         };
         if malformed > MAX_LISTED {
-            diags.push(Diagnostic { severity: Severity::Warning, line: None, message: format!("{} more malformed lines skipped", malformed - MAX_LISTED) });
+            diags.push(Diagnostic {
+                severity: Severity::Warning,
+                line: None,
+                message: format!("{} more malformed lines skipped", malformed - MAX_LISTED),
+            });
         }
         if let Some(&first) = blank.first() {
-            diags.push(warn(first, format!("{} blank line{}; skipped, as pi skips them", blank.len(), plural(blank.len()))));
+            diags.push(warn(
+                first,
+                format!("{} blank line{}; skipped, as pi skips them", blank.len(), plural(blank.len())),
+            ));
         }
         if let Some(&first) = crlf.first() {
-            diags.push(warn(first, format!("{} line{} end{} in CRLF; read like pi reads them (the \\r is JSON whitespace)", crlf.len(), plural(crlf.len()), if crlf.len() == 1 { "s" } else { "" })));
+            diags.push(warn(
+                first,
+                format!(
+                    "{} line{} end{} in CRLF; read like pi reads them (the \\r is JSON whitespace)",
+                    crlf.len(),
+                    plural(crlf.len()),
+                    if crlf.len() == 1 { "s" } else { "" }
+                ),
+            ));
         }
         if data.last() != Some(&b'\n') && entries.last().is_some_and(|e| e.span.end == data.len()) {
             diags.push(warn(lines, "no final newline; pi 1.6 would append one to the file when opening it, pisces leaves the file as it is".into()));
         }
         // Positions of `session` lines in pi's parsed-entry list (headers and entries).
-        let header_ordinals =
-            header_lines.iter().enumerate().map(|(k, &l)| (entries.partition_point(|e| e.line < l) + k) as u32).collect();
+        let header_ordinals = header_lines
+            .iter()
+            .enumerate()
+            .map(|(k, &l)| (entries.partition_point(|e| e.line < l) + k) as u32)
+            .collect();
         let mut entries = entries;
 
         let version = version_number(header.get("version"));
@@ -217,9 +260,11 @@ impl<'a> Session<'a> {
         for i in 0..n {
             let Some(id) = entries[i].id.as_deref() else { continue };
             let hash = hash_id(id);
-            let slot = self.by_id.entry(hash, |&j| entries[j as usize].id.as_deref() == Some(id), |&j| {
-                hash_id(entries[j as usize].id.as_deref().unwrap_or_default())
-            });
+            let slot = self.by_id.entry(
+                hash,
+                |&j| entries[j as usize].id.as_deref() == Some(id),
+                |&j| hash_id(entries[j as usize].id.as_deref().unwrap_or_default()),
+            );
             match slot {
                 hashbrown::hash_table::Entry::Vacant(v) => {
                     v.insert(i as u32);
@@ -242,7 +287,13 @@ impl<'a> Session<'a> {
             let e = &self.entries[i];
             let Some(pid) = e.parent_id.as_deref() else { continue };
             if Some(pid) == e.id.as_deref() {
-                diags.push(warn(e.line, format!("entry {} is its own parent; treated as a root (pi's tree does so, its context builder hangs)", show_id(Some(pid)))));
+                diags.push(warn(
+                    e.line,
+                    format!(
+                        "entry {} is its own parent; treated as a root (pi's tree does so, its context builder hangs)",
+                        show_id(Some(pid))
+                    ),
+                ));
                 continue;
             }
             // pi appends each entry as a child of the leaf, so the parent is nearly always
@@ -254,7 +305,14 @@ impl<'a> Session<'a> {
             }
             match self.get(pid) {
                 Some(p) => self.entries[i].parent = Some(p),
-                None => diags.push(warn(e.line, format!("parent {} of entry {} not found; the entry is treated as a root, as pi's tree does", show_id(Some(pid)), show_id(e.id.as_deref())))),
+                None => diags.push(warn(
+                    e.line,
+                    format!(
+                        "parent {} of entry {} not found; the entry is treated as a root, as pi's tree does",
+                        show_id(Some(pid)),
+                        show_id(e.id.as_deref())
+                    ),
+                )),
             }
         }
         self.break_cycles(&mut diags);
@@ -322,7 +380,8 @@ impl<'a> Session<'a> {
                         let pos = walk.iter().position(|&w| w == c).expect("on the walk");
                         let cycle = &walk[pos..];
                         let &first = cycle.iter().min().expect("non-empty");
-                        let names: Vec<String> = cycle.iter().rev().map(|&m| show_id(self.entries[m as usize].id.as_deref())).collect();
+                        let names: Vec<String> =
+                            cycle.iter().rev().map(|&m| show_id(self.entries[m as usize].id.as_deref())).collect();
                         diags.push(warn(
                             self.entries[first as usize].line,
                             format!(
@@ -382,7 +441,10 @@ impl<'a> Session<'a> {
         if let Value::Object(map) = &mut v {
             if self.migrate_v1 {
                 map.insert("id".into(), e.id.as_deref().map_or(Value::Null, |s| Value::String(s.to_string())));
-                map.insert("parentId".into(), e.parent_id.as_deref().map_or(Value::Null, |s| Value::String(s.to_string())));
+                map.insert(
+                    "parentId".into(),
+                    e.parent_id.as_deref().map_or(Value::Null, |s| Value::String(s.to_string())),
+                );
                 if e.kind == EntryType::Compaction {
                     self.migrate_first_kept_index(i, map);
                 }

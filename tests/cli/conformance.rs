@@ -27,7 +27,8 @@ pub fn trials() -> Vec<Trial> {
     let mut trials = Vec::new();
     for corpus in corpora() {
         let corpus_name = corpus.file_name().unwrap().to_string_lossy().into_owned();
-        let mut stems: Vec<PathBuf> = fs::read_dir(corpus.join("expected")).unwrap().flatten().map(|e| e.path()).collect();
+        let mut stems: Vec<PathBuf> =
+            fs::read_dir(corpus.join("expected")).unwrap().flatten().map(|e| e.path()).collect();
         stems.sort();
         for stem_dir in stems {
             let stem = stem_dir.file_name().unwrap().to_string_lossy().into_owned();

@@ -55,7 +55,9 @@ fn unchanged(file: &Path) -> TestResult {
     ] {
         let out = run(&args);
         // Exit 0, or 2 for files that are not sessions; never a crash.
-        check(matches!(out.status.code(), Some(0) | Some(2)), || format!("{args:?}: exit {:?}\n{}", out.status.code(), stderr(&out)))?;
+        check(matches!(out.status.code(), Some(0) | Some(2)), || {
+            format!("{args:?}: exit {:?}\n{}", out.status.code(), stderr(&out))
+        })?;
     }
     check(fs::read(file)? == before, || format!("{} changed", file.display()))?;
     check(fs::metadata(file)?.modified()? == mtime, || format!("{} was written to", file.display()))
@@ -64,11 +66,14 @@ fn unchanged(file: &Path) -> TestResult {
 fn stdin_reads_like_a_file() -> TestResult {
     let file = testdata().join("pi-1.6.0/03-tree-branches.jsonl");
     let from_file = stdout_json(&run(&["path", file.to_str().unwrap(), "--format", "json"]))?;
-    let mut child = pisces().args(["path", "-", "--format", "json"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    let mut child =
+        pisces().args(["path", "-", "--format", "json"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
     child.stdin.take().unwrap().write_all(&fs::read(&file)?)?;
     let out = child.wait_with_output()?;
     let from_stdin = stdout_json(&out)?;
-    check(from_file["messages"] == from_stdin["messages"] && from_file["pathIds"] == from_stdin["pathIds"], || "stdin and file differ".into())?;
+    check(from_file["messages"] == from_stdin["messages"] && from_file["pathIds"] == from_stdin["pathIds"], || {
+        "stdin and file differ".into()
+    })?;
     check(from_stdin["session"]["file"] == "<stdin>", || format!("session.file = {}", from_stdin["session"]["file"]))
 }
 
@@ -96,10 +101,12 @@ fn session_id_lookup() -> TestResult {
     let doc = stdout_json(&home)?;
     check(doc["session"]["id"] == id_a.as_str(), || format!("found {}", doc["session"]["id"]))?;
 
-    let dir = pisces().args(["--session-dir", project.to_str().unwrap(), "path", &id_b, "--format", "json"]).output()?;
+    let dir =
+        pisces().args(["--session-dir", project.to_str().unwrap(), "path", &id_b, "--format", "json"]).output()?;
     check(stdout_json(&dir)?["session"]["id"] == id_b.as_str(), || "--session-dir lookup failed".into())?;
 
-    let env = pisces().env("PI_CODING_AGENT_SESSION_DIR", &project).args(["path", &id_b, "--format", "json"]).output()?;
+    let env =
+        pisces().env("PI_CODING_AGENT_SESSION_DIR", &project).args(["path", &id_b, "--format", "json"]).output()?;
     check(stdout_json(&env)?["session"]["id"] == id_b.as_str(), || "env lookup failed".into())?;
 
     if !common.is_empty() {
@@ -109,7 +116,10 @@ fn session_id_lookup() -> TestResult {
         check(err.contains("ambiguous") && err.contains(&id_a) && err.contains(&id_b), || err.clone())?;
     }
     let none = pisces().env("HOME", tmp.path()).args(["path", "zzzz"]).output()?;
-    check(none.status.code() == Some(2) && stderr(&none).contains("no session file or session id matches `zzzz`"), || stderr(&none))
+    check(
+        none.status.code() == Some(2) && stderr(&none).contains("no session file or session id matches `zzzz`"),
+        || stderr(&none),
+    )
 }
 
 fn missing_file() -> TestResult {

@@ -29,14 +29,23 @@ fn golden(corpus: &str, stem: &str, leaf: &str) -> Value {
 }
 
 fn entries_are_the_raw_path_lines() -> TestResult {
-    for (corpus, stem) in [("pi-1.6.0", "03-tree-branches"), ("pi-1.6.0", "21-compaction-checkpoints"), ("real", "large-session")] {
+    for (corpus, stem) in
+        [("pi-1.6.0", "03-tree-branches"), ("pi-1.6.0", "21-compaction-checkpoints"), ("real", "large-session")]
+    {
         let file = testdata().join(corpus).join(format!("{stem}.jsonl"));
         let text = fs::read_to_string(&file)?;
         let lines: Vec<&str> = text.lines().collect();
         let g = golden(corpus, stem, "default");
-        let want: String = g["pathLines"].as_array().unwrap().iter().map(|l| format!("{}\n", lines[l.as_u64().unwrap() as usize - 1])).collect();
+        let want: String = g["pathLines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| format!("{}\n", lines[l.as_u64().unwrap() as usize - 1]))
+            .collect();
         let out = run(&["path", file.to_str().unwrap(), "--entries"]);
-        check(out.status.success() && stdout(&out) == want, || format!("{stem}: --entries differs from the path's lines"))?;
+        check(out.status.success() && stdout(&out) == want, || {
+            format!("{stem}: --entries differs from the path's lines")
+        })?;
     }
     Ok(())
 }
@@ -50,7 +59,9 @@ fn system_prompt_matches_pi() -> TestResult {
         check(doc["system"]["prompt"] == g["system"]["prompt"], || format!("{stem}: prompt differs"))?;
         let names: Vec<Value> = doc["system"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
         check(Value::Array(names) == g["system"]["toolNames"], || format!("{stem}: tools differ"))?;
-        check(doc["system"]["replayed"] == g["system"]["replayed"], || format!("{stem}: replayed system message differs"))?;
+        check(doc["system"]["replayed"] == g["system"]["replayed"], || {
+            format!("{stem}: replayed system message differs")
+        })?;
         let text = stdout(&run(&["path", file.to_str().unwrap(), "--format", "text", "--system"]));
         let first_line = g["system"]["prompt"].as_str().unwrap().lines().next().unwrap();
         check(text.contains(first_line), || format!("{stem}: text --system lacks the prompt"))?;
@@ -62,12 +73,25 @@ fn text_and_markdown() -> TestResult {
     let file = testdata().join("pi-1.6.0/22-two-fix-attempts.jsonl");
     let f = file.to_str().unwrap();
     let g = golden("pi-1.6.0", "22-two-fix-attempts", "default");
-    let first_prompt = g["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").unwrap()["content"][0]["text"].as_str().unwrap().to_string();
+    let first_prompt = g["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").unwrap()["content"][0]
+        ["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let text = run(&["path", f, "--format", "text"]);
     let t = stdout(&text);
-    check(text.status.success() && t.contains(&first_prompt) && t.contains("▍assistant") && t.contains("→ bash"), || t.clone())?;
+    check(
+        text.status.success() && t.contains(&first_prompt) && t.contains("▍assistant") && t.contains("→ bash"),
+        || t.clone(),
+    )?;
     let md = stdout(&run(&["path", f, "--format", "markdown"]));
-    check(md.starts_with("# ") && md.contains("## User") && md.contains(&first_prompt) && md.contains("**Tool call `bash`**"), || md.clone())
+    check(
+        md.starts_with("# ")
+            && md.contains("## User")
+            && md.contains(&first_prompt)
+            && md.contains("**Tool call `bash`**"),
+        || md.clone(),
+    )
 }
 
 fn color_only_when_asked() -> TestResult {
@@ -108,7 +132,12 @@ fn lenient_then_strict() -> TestResult {
     check(lenient.status.success(), || format!("lenient run failed: {err}"))?;
     check(err.contains(&format!("{p}:4: malformed JSON")) && err.contains("skipped, as pi skips it"), || err.clone())?;
     // The same context as the clean file: pi skips the line.
-    let clean = stdout_json(&run(&["path", testdata().join("pi-1.6.0/01-linear-chat.jsonl").to_str().unwrap(), "--format", "json"]))?;
+    let clean = stdout_json(&run(&[
+        "path",
+        testdata().join("pi-1.6.0/01-linear-chat.jsonl").to_str().unwrap(),
+        "--format",
+        "json",
+    ]))?;
     check(stdout_json(&lenient)?["messages"] == clean["messages"], || "a malformed line changed the context".into())?;
     let strict = run(&["--strict", "path", p]);
     check(strict.status.code() == Some(2) && stderr(&strict).contains("--strict"), || stderr(&strict))?;
@@ -136,12 +165,18 @@ fn not_a_session() -> TestResult {
 
 fn broken_pipe_is_quiet() -> TestResult {
     let f = testdata().join("real/before-compaction.jsonl");
-    let mut child = pisces().args(["path", f.to_str().unwrap(), "--format", "markdown"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let mut child = pisces()
+        .args(["path", f.to_str().unwrap(), "--format", "markdown"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
     let mut first = [0u8; 16];
     child.stdout.as_mut().unwrap().read_exact(&mut first)?;
     drop(child.stdout.take());
     let out = child.wait_with_output()?;
-    check(out.status.code() == Some(0) && out.stderr.is_empty(), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))
+    check(out.status.code() == Some(0) && out.stderr.is_empty(), || {
+        format!("exit {:?}: {}", out.status.code(), stderr(&out))
+    })
 }
 
 /// A line whose first keys parse but whose tail is damaged is not an entry for pi. The

@@ -45,11 +45,15 @@ fn names_resolve_like_pi_tree() -> TestResult {
     check(leaf_of(FILE, "@~2^")? == branch[n - 4], || "@~2^".into())?;
     check(leaf_of(FILE, &format!("@~{}", n - 1))? == branch[0], || "@~(depth)".into())?;
     // Every leaf by full id, by a unique prefix, and by its line.
-    let ids: Vec<String> = g["entries"].as_array().unwrap().iter().filter_map(|e| e["id"].as_str().map(String::from)).collect();
+    let ids: Vec<String> =
+        g["entries"].as_array().unwrap().iter().filter_map(|e| e["id"].as_str().map(String::from)).collect();
     for leaf in g["leaves"].as_array().unwrap() {
         let leaf = leaf.as_str().unwrap();
         check(leaf_of(FILE, leaf)? == leaf, || format!("full id {leaf}"))?;
-        let prefix = (1..=leaf.len()).map(|k| &leaf[..k]).find(|p| ids.iter().filter(|i| i.starts_with(p)).count() == 1).unwrap();
+        let prefix = (1..=leaf.len())
+            .map(|k| &leaf[..k])
+            .find(|p| ids.iter().filter(|i| i.starts_with(p)).count() == 1)
+            .unwrap();
         check(leaf_of(FILE, prefix)? == leaf, || format!("prefix {prefix}"))?;
         let line = g["lines"][leaf].as_u64().unwrap();
         check(leaf_of(FILE, &format!("#{line}"))? == leaf, || format!("#{line}"))?;
@@ -63,7 +67,8 @@ fn labels() -> TestResult {
     for (target, label) in g["labels"].as_object().unwrap() {
         let label = label.as_str().unwrap();
         check(leaf_of(file, label)? == *target, || format!("label {label}"))?;
-        let parent = g["entries"].as_array().unwrap().iter().find(|e| e["id"] == target.as_str()).unwrap()["parentId"].clone();
+        let parent =
+            g["entries"].as_array().unwrap().iter().find(|e| e["id"] == target.as_str()).unwrap()["parentId"].clone();
         if let Some(p) = parent.as_str() {
             check(leaf_of(file, &format!("{label}^"))? == p, || format!("{label}^"))?;
         }
