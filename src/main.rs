@@ -5,7 +5,21 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[cfg(feature = "alloc-stats")]
+mod alloc_stats;
+
+#[cfg(feature = "alloc-stats")]
+#[global_allocator]
+static ALLOC: alloc_stats::Counting = alloc_stats::Counting;
+
 fn main() -> ExitCode {
+    let code = run();
+    #[cfg(feature = "alloc-stats")]
+    alloc_stats::report();
+    code
+}
+
+fn run() -> ExitCode {
     let cli = pisces::cli::Cli::parse();
     match pisces::cli::run(cli) {
         Ok(code) => ExitCode::from(code),

@@ -103,18 +103,15 @@ pub fn project(s: &Session, leaf: Option<u32>) -> Result<Projection, Damaged> {
             let c = path[c_pos];
             // pi looks C up by id on the path (the first entry with that id); with unique
             // ids that is C itself.
-            let c_id = s.entries[c as usize].id.as_deref();
-            let c_idx = if s.duplicate_ids {
-                path.iter().position(|&i| s.entries[i as usize].id.as_deref() == c_id).unwrap_or(c_pos)
-            } else {
-                c_pos
-            };
+            let c_id = s.id(c);
+            let c_idx =
+                if s.duplicate_ids { path.iter().position(|&i| s.id(i) == c_id).unwrap_or(c_pos) } else { c_pos };
             let first_kept = parsed.get(c).and_then(|v| v.get("firstKeptEntryId").cloned());
             let first_kept = first_kept.as_ref().and_then(id_key);
             // The first path entry (before C) whose id is firstKeptEntryId.
             let kept_from = match first_kept.as_deref() {
                 Some(fk) if !s.duplicate_ids => s.get(fk).and_then(|k| path[..c_idx].iter().position(|&i| i == k)),
-                fk => path[..c_idx].iter().position(|&i| s.entries[i as usize].id.as_deref() == fk),
+                fk => path[..c_idx].iter().position(|&i| s.id(i) == fk),
             };
             let mut out = vec![c];
             for &i in kept_from.map_or(&[][..], |from| &path[from..c_idx]) {
@@ -146,9 +143,9 @@ pub fn project(s: &Session, leaf: Option<u32>) -> Result<Projection, Damaged> {
         let mut edit = None;
         // An older compaction inside the kept range contributes nothing.
         if contributes(e.kind) && !(e.kind == EntryType::Compaction && pos > 0) {
-            if let Some(v) = parsed.get(i) {
-                let mut produced = entry_messages(&v);
-                if let Some(&edit_entry) = e.id.as_deref().and_then(|id| edits.get(id)) {
+            if let Some(v) = parsed.take(i) {
+                let mut produced = entry_messages(v);
+                if let Some(&edit_entry) = s.id(i).and_then(|id| edits.get(id)) {
                     if let Some(ev) = parsed.get(edit_entry) {
                         edit = apply_edit(&mut produced, &ev).map(|k| (edit_entry, k));
                     }
@@ -177,6 +174,21 @@ struct Parsed<'s, 'a> {
 }
 
 impl Parsed<'_, '_> {
+    /// Entry `i` parsed, owned: the cached copy if nobody else holds it (a context entry
+    /// is read once; its messages move out of it rather than being copied).
+    fn take(&mut self, i: u32) -> Option<Value> {
+        match self.cache.remove(&i) {
+            Some(rc) => Some(Rc::try_unwrap(rc).unwrap_or_else(|rc| (*rc).clone())),
+            None => match self.s.parse(i) {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    self.damaged.insert(self.s.entries[i as usize].line);
+                    None
+                }
+            },
+        }
+    }
+
     fn get(&mut self, i: u32) -> Option<Rc<Value>> {
         if let Some(v) = self.cache.get(&i) {
             return Some(v.clone());
@@ -211,31 +223,37 @@ fn put(m: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
     }
 }
 
-/// `sessionEntryToContextMessages`.
-pub fn entry_messages(entry: &Value) -> Vec<Value> {
-    let ty = entry.get("type").and_then(Value::as_str).unwrap_or_default();
-    match ty {
-        "message" => match entry.get("message") {
+/// `sessionEntryToContextMessages`, consuming the parsed entry.
+pub fn entry_messages(entry: Value) -> Vec<Value> {
+    let Value::Object(mut entry) = entry else { return vec![] };
+    let ty = entry.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
+    match ty.as_str() {
+        "message" => match entry.swap_remove("message") {
             // pi would crash on a message entry without a message; it contributes nothing.
             None | Some(Value::Null) => vec![],
-            Some(Value::Object(msg)) => {
+            Some(Value::Object(mut msg)) => {
                 let role = msg.get("role").and_then(Value::as_str).unwrap_or_default();
-                let content_missing = js::is_nullish(msg.get("content"));
-                let mut msg = msg.clone();
-                if content_missing && role == "system" {
-                    msg.insert("content".into(), Value::from(""));
-                } else if content_missing && matches!(role, "user" | "assistant" | "toolResult") {
-                    msg.insert("content".into(), json!([]));
+                if js::is_nullish(msg.get("content")) {
+                    // `{...message, content: …}`: replaced in place, or added at the end.
+                    match role {
+                        "system" => {
+                            msg.insert("content".into(), Value::from(""));
+                        }
+                        "user" | "assistant" | "toolResult" => {
+                            msg.insert("content".into(), json!([]));
+                        }
+                        _ => {}
+                    }
                 }
                 vec![Value::Object(msg)]
             }
-            Some(other) => vec![other.clone()],
+            Some(other) => vec![other],
         },
         "custom_message" => {
             let mut m = Map::new();
             m.insert("role".into(), "custom".into());
             put(&mut m, "customType", entry.get("customType"));
-            let content = entry.get("content").filter(|c| !c.is_null()).cloned().unwrap_or(json!([]));
+            let content = entry.swap_remove("content").filter(|c| !c.is_null()).unwrap_or(json!([]));
             m.insert("content".into(), content);
             put(&mut m, "display", entry.get("display"));
             put(&mut m, "details", entry.get("details"));
@@ -257,8 +275,8 @@ pub fn entry_messages(entry: &Value) -> Vec<Value> {
             put(&mut m, "tokensBefore", entry.get("tokensBefore"));
             m.insert("timestamp".into(), date(entry.get("timestamp")));
             let summary = Value::Object(m);
-            match entry.get("systemMessage") {
-                Some(sys) if js::truthy(Some(sys)) => vec![sys.clone(), summary],
+            match entry.swap_remove("systemMessage") {
+                Some(sys) if js::truthy(Some(&sys)) => vec![sys, summary],
                 _ => vec![summary],
             }
         }

@@ -20,7 +20,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::entry::{EntryMeta, EntryType, Role};
+use super::entry::{EntryMeta, EntryType, Role, StrRef};
 use super::js;
 
 /// A line that is not an entry, or an entry worth a remark, found while scanning.
@@ -38,9 +38,11 @@ pub(crate) enum Event {
 }
 
 /// Every line of a file, scanned.
-pub(crate) struct Scan<'a> {
+pub(crate) struct Scan {
     /// Entry lines (not `session` lines), in file order.
-    pub entries: Vec<EntryMeta<'a>>,
+    pub entries: Vec<EntryMeta>,
+    /// Strings the entries refer to that are not in their lines (escaped ids).
+    pub owned: Vec<String>,
     /// Other lines and remarks, in file order: (line, what).
     pub events: Vec<(u32, Event)>,
     /// Lines ending in `\r\n`.
@@ -54,7 +56,7 @@ const PARALLEL_MIN: usize = 4 << 20;
 
 /// Scans every line of `data`, on two threads for large files (each half starts at a
 /// line boundary; line numbers are fixed up when the halves are joined).
-pub(crate) fn scan<'a>(data: &'a [u8], bad_lines: &BTreeSet<u32>) -> Scan<'a> {
+pub(crate) fn scan<'a>(data: &'a [u8], bad_lines: &BTreeSet<u32>) -> Scan {
     let mid = data.len() / 2;
     let split = if data.len() >= PARALLEL_MIN && bad_lines.is_empty() {
         memchr::memchr(b'\n', &data[mid..]).map(|i| mid + i + 1).filter(|&s| s < data.len())
@@ -68,21 +70,34 @@ pub(crate) fn scan<'a>(data: &'a [u8], bad_lines: &BTreeSet<u32>) -> Scan<'a> {
         (first, second.join().expect("scanner thread panicked"))
     });
     let offset = first.lines;
+    let first_len = first.entries.len();
     first.entries.extend(second.entries.into_iter().map(|mut e| {
         e.line += offset;
         e
     }));
     first.events.extend(second.events.into_iter().map(|(l, e)| (l + offset, e)));
     first.crlf.extend(second.crlf.into_iter().map(|l| l + offset));
+    let owned_offset = first.owned.len();
+    first.owned.extend(second.owned);
+    if owned_offset > 0 {
+        for e in &mut first.entries[first_len..] {
+            e.id = e.id.rebase_owned(owned_offset);
+            e.parent_id = e.parent_id.rebase_owned(owned_offset);
+        }
+    }
     first.lines += second.lines;
     first
 }
 
-fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_lines: &BTreeSet<u32>) -> Scan<'a> {
+fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_lines: &BTreeSet<u32>) -> Scan {
     let chunk = &data[range.clone()];
-    // Lines average a few hundred bytes in real sessions; reserving avoids regrowth.
-    let mut out =
-        Scan { entries: Vec::with_capacity(chunk.len() / 1024 + 16), events: Vec::new(), crlf: Vec::new(), lines: 0 };
+    let mut out = Scan {
+        entries: Vec::with_capacity(estimate_lines(chunk)),
+        owned: Vec::new(),
+        events: Vec::new(),
+        crlf: Vec::new(),
+        lines: 0,
+    };
     let ends_with_newline = chunk.last() == Some(&b'\n');
     let ends =
         memchr::memchr_iter(b'\n', chunk).chain((!ends_with_newline && !chunk.is_empty()).then_some(chunk.len()));
@@ -120,7 +135,7 @@ fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_line
             }
             LineScan::Object(f) => f,
         };
-        let (entry, ty) = fields.into_entry(line, span.clone());
+        let (entry, ty) = fields.into_entry(line, span.clone(), bytes, &mut out.owned);
         if ty.as_deref() == Some("session") {
             out.events.push((line, Event::Header(span)));
             continue;
@@ -482,7 +497,13 @@ impl<'a> Prefix<'a> {
 
 impl<'a> Fields<'a> {
     /// Turns the fields into an index entry (links are resolved later).
-    pub(crate) fn into_entry(self, line: u32, span: Range<usize>) -> (EntryMeta<'a>, Option<Cow<'a, str>>) {
+    pub(crate) fn into_entry(
+        self,
+        line: u32,
+        span: Range<usize>,
+        bytes: &'a [u8],
+        owned: &mut Vec<String>,
+    ) -> (EntryMeta, Option<Cow<'a, str>>) {
         let kind = match &self.ty {
             Some(t) => EntryType::from_name(t),
             None => EntryType::Missing,
@@ -492,19 +513,38 @@ impl<'a> Fields<'a> {
             (EntryType::Message, None) => Role::Other,
             _ => Role::None,
         };
+        // A borrowed string points into the line: keep its offset. Owned ones (escapes
+        // decoded, non-string ids) go to the table.
+        let mut locate = |s: Option<Cow<'a, str>>| match s {
+            None => StrRef::NONE,
+            Some(Cow::Borrowed(b)) => StrRef::in_line(b.as_ptr() as usize - bytes.as_ptr() as usize, b.len()),
+            Some(Cow::Owned(o)) => {
+                owned.push(o);
+                StrRef::owned(owned.len() - 1)
+            }
+        };
         let entry = EntryMeta {
+            start: span.start,
+            len: span.len() as u32,
             line,
-            span,
+            time: self.time.unwrap_or(f64::NAN),
+            parent: None,
+            id: locate(self.id),
+            parent_id: locate(self.parent_id),
             kind,
             role,
-            id: self.id,
-            parent_id: self.parent_id,
-            time: self.time,
-            parent: None,
             shadowed: false,
         };
         (entry, self.ty)
     }
+}
+
+/// Roughly how many lines `chunk` has, from the first MiB, so the entry list is
+/// allocated once at about the right size (a guess too high wastes memory at 1 GB).
+fn estimate_lines(chunk: &[u8]) -> usize {
+    let sample = &chunk[..chunk.len().min(1 << 20)];
+    let lines = memchr::memchr_iter(b'\n', sample).count() + 1;
+    (chunk.len() as f64 / sample.len().max(1) as f64 * lines as f64 * 1.1) as usize + 16
 }
 
 /// Parses a whole line as JSON, as `JSON.parse` would after Node decoded the bytes:

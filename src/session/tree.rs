@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap as HashMap;
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{Map, Value};
 
-use super::entry::{EntryMeta, EntryType};
+use super::entry::{EntryMeta, EntryType, StrRef};
 use super::load::{parse_value, scan, Event, Scan};
 use super::{js, Diagnostic, LoadError, Severity, Source};
 
@@ -39,7 +39,9 @@ pub struct Session<'a> {
     /// Version < 3: `hookMessage` roles are read as `custom`.
     pub migrate_v2: bool,
     /// Every parsed non-header line, in file order.
-    pub entries: Vec<EntryMeta<'a>>,
+    pub entries: Vec<EntryMeta>,
+    /// Strings entries refer to that are not in their lines (see `StrRef`).
+    owned: Vec<String>,
     /// id -> entry, the later entry winning as in pi's `byId` map. A table of entry
     /// indices (4 bytes a slot) rather than a map of strings: a 1 GB session has half a
     /// million ids, and a small table keeps building it out of main memory.
@@ -50,7 +52,7 @@ pub struct Session<'a> {
     pub graph: DiGraph<(), (), u32>,
     /// Entries without a (resolvable) parent, in file order, as pi's getTree lists them.
     pub roots: Vec<u32>,
-    labels: HashMap<Cow<'a, str>, Label>,
+    labels: HashMap<String, Label>,
     /// Positions of `session` lines in pi's parsed-entry list (for v1 `firstKeptEntryIndex`).
     header_ordinals: Vec<u32>,
     pub diagnostics: Vec<Diagnostic>,
@@ -73,7 +75,7 @@ impl<'a> Session<'a> {
         if data.is_empty() {
             return Err(LoadError::Empty { name });
         }
-        let Scan { entries, events, crlf, lines } = scan(data, bad_lines);
+        let Scan { entries, owned, events, crlf, lines } = scan(data, bad_lines);
 
         // The first parsed line must be the header (pi: `entries[0].type === "session"`
         // with a string id); a first line pi keeps that is anything else is fatal.
@@ -158,9 +160,7 @@ impl<'a> Session<'a> {
                 let what = if first.kind == EntryType::Missing {
                     "no `type`".to_string()
                 } else {
-                    let ty = parse_value(&data[first.span.clone()])
-                        .ok()
-                        .and_then(|v| v.get("type").map(ToString::to_string));
+                    let ty = parse_value(&data[first.span()]).ok().and_then(|v| v.get("type").map(ToString::to_string));
                     format!("type {}", ty.unwrap_or_else(|| "?".into()))
                 };
                 return Err(not_a_session(
@@ -202,7 +202,7 @@ impl<'a> Session<'a> {
                 ),
             ));
         }
-        if data.last() != Some(&b'\n') && entries.last().is_some_and(|e| e.span.end == data.len()) {
+        if data.last() != Some(&b'\n') && entries.last().is_some_and(|e| e.span().end == data.len()) {
             diags.push(warn(lines, "no final newline; pi 1.6 would append one to the file when opening it, pisces leaves the file as it is".into()));
         }
         // Positions of `session` lines in pi's parsed-entry list (headers and entries).
@@ -211,7 +211,7 @@ impl<'a> Session<'a> {
             .enumerate()
             .map(|(k, &l)| (entries.partition_point(|e| e.line < l) + k) as u32)
             .collect();
-        let mut entries = entries;
+        let (mut entries, mut owned) = (entries, owned);
 
         let version = version_number(header.get("version"));
         // pi: `version >= 3` needs nothing; else `< 2` runs v1->v2 and `< 3` runs v2->v3
@@ -221,11 +221,12 @@ impl<'a> Session<'a> {
         if migrate_v1 {
             // Deterministic ids: `L<line>`, the entry's physical line, the same names pi's
             // oracle uses for these files (pi itself draws random ids on every load).
-            let mut prev: Option<Cow<'a, str>> = None;
+            let mut prev = StrRef::NONE;
             for e in entries.iter_mut() {
-                let id: Cow<'a, str> = Cow::Owned(format!("L{}", e.line));
-                e.parent_id = prev.replace(id.clone());
-                e.id = Some(id);
+                owned.push(format!("L{}", e.line));
+                e.parent_id = prev;
+                e.id = StrRef::owned(owned.len() - 1);
+                prev = e.id;
             }
         }
 
@@ -238,6 +239,7 @@ impl<'a> Session<'a> {
             migrate_v1,
             migrate_v2,
             entries,
+            owned,
             by_id: HashTable::new(),
             duplicate_ids: false,
             graph: DiGraph::default(),
@@ -256,14 +258,14 @@ impl<'a> Session<'a> {
         let n = self.entries.len();
         let mut diags = Vec::new();
         self.by_id.reserve(n, |_| 0);
-        let entries = &mut self.entries;
+        let (data, owned, entries) = (self.data, &self.owned, &mut self.entries);
+        let id = |e: &EntryMeta| e.id.get(&data[e.span()], owned);
         for i in 0..n {
-            let Some(id) = entries[i].id.as_deref() else { continue };
-            let hash = hash_id(id);
+            let Some(this) = id(&entries[i]) else { continue };
             let slot = self.by_id.entry(
-                hash,
-                |&j| entries[j as usize].id.as_deref() == Some(id),
-                |&j| hash_id(entries[j as usize].id.as_deref().unwrap_or_default()),
+                hash_id(this),
+                |&j| id(&entries[j as usize]) == Some(this),
+                |&j| hash_id(id(&entries[j as usize]).unwrap_or_default()),
             );
             match slot {
                 hashbrown::hash_table::Entry::Vacant(v) => {
@@ -275,7 +277,7 @@ impl<'a> Session<'a> {
                     entries[prev].shadowed = true;
                     let message = format!(
                         "duplicate id {} (also on line {}); the later entry wins, as in pi",
-                        show_id(entries[i].id.as_deref()),
+                        show_id(Some(this)),
                         entries[prev].line
                     );
                     diags.push(warn(entries[i].line, message));
@@ -285,8 +287,9 @@ impl<'a> Session<'a> {
         let duplicates = self.duplicate_ids;
         for i in 0..n {
             let e = &self.entries[i];
-            let Some(pid) = e.parent_id.as_deref() else { continue };
-            if Some(pid) == e.id.as_deref() {
+            let Some(pid) = self.parent_id(i as u32) else { continue };
+            let own = self.id(i as u32);
+            if Some(pid) == own {
                 diags.push(warn(
                     e.line,
                     format!(
@@ -299,7 +302,7 @@ impl<'a> Session<'a> {
             // pi appends each entry as a child of the leaf, so the parent is nearly always
             // the previous line: skip the hash lookup then (unless ids repeat, when only
             // the map knows which entry an id names).
-            if !duplicates && i > 0 && self.entries[i - 1].id.as_deref() == Some(pid) {
+            if !duplicates && i > 0 && self.id(i as u32 - 1) == Some(pid) {
                 self.entries[i].parent = Some(i as u32 - 1);
                 continue;
             }
@@ -310,7 +313,7 @@ impl<'a> Session<'a> {
                     format!(
                         "parent {} of entry {} not found; the entry is treated as a root, as pi's tree does",
                         show_id(Some(pid)),
-                        show_id(e.id.as_deref())
+                        show_id(own)
                     ),
                 )),
             }
@@ -346,7 +349,7 @@ impl<'a> Session<'a> {
         for p in 0..n {
             let slice = &mut kids[offsets[p] as usize..offsets[p + 1] as usize];
             let entries = &self.entries;
-            js::v8_sort_by_key(slice, |c| entries[c as usize].time);
+            js::v8_sort_by_key(slice, |c| entries[c as usize].time());
             // petgraph lists a node's edges newest first: add them in reverse order.
             for &c in slice.iter().rev() {
                 self.graph.add_edge(NodeIndex::new(p), NodeIndex::new(c as usize), ());
@@ -380,15 +383,14 @@ impl<'a> Session<'a> {
                         let pos = walk.iter().position(|&w| w == c).expect("on the walk");
                         let cycle = &walk[pos..];
                         let &first = cycle.iter().min().expect("non-empty");
-                        let names: Vec<String> =
-                            cycle.iter().rev().map(|&m| show_id(self.entries[m as usize].id.as_deref())).collect();
+                        let names: Vec<String> = cycle.iter().rev().map(|&m| show_id(self.id(m))).collect();
                         diags.push(warn(
                             self.entries[first as usize].line,
                             format!(
                                 "parent cycle {} -> {}; pi hangs on this file, pisces treats {} (the earliest in the file) as a root",
                                 names.join(" -> "),
                                 names[0],
-                                show_id(self.entries[first as usize].id.as_deref())
+                                show_id(self.id(first))
                             ),
                         ));
                         self.entries[first as usize].parent = None;
@@ -410,7 +412,7 @@ impl<'a> Session<'a> {
             }
             let Ok(v) = self.parse(i as u32) else { continue };
             let Some(target) = v.get("targetId").and_then(Value::as_str) else { continue };
-            let target: Cow<'a, str> = Cow::Owned(target.to_string());
+            let target = target.to_string();
             if js::truthy(v.get("label")) {
                 let label = Label {
                     text: js::to_js_string(v.get("label")),
@@ -426,7 +428,7 @@ impl<'a> Session<'a> {
 
     /// The raw bytes of entry `i`'s line (without `\n`).
     pub fn raw_line(&self, i: u32) -> &'a [u8] {
-        &self.data[self.entries[i as usize].span.clone()]
+        &self.data[self.entries[i as usize].span()]
     }
 
     /// The raw bytes of the header line.
@@ -440,11 +442,8 @@ impl<'a> Session<'a> {
         let mut v = parse_value(self.raw_line(i))?;
         if let Value::Object(map) = &mut v {
             if self.migrate_v1 {
-                map.insert("id".into(), e.id.as_deref().map_or(Value::Null, |s| Value::String(s.to_string())));
-                map.insert(
-                    "parentId".into(),
-                    e.parent_id.as_deref().map_or(Value::Null, |s| Value::String(s.to_string())),
-                );
+                map.insert("id".into(), self.id(i).map_or(Value::Null, |s| Value::String(s.to_string())));
+                map.insert("parentId".into(), self.parent_id(i).map_or(Value::Null, |s| Value::String(s.to_string())));
                 if e.kind == EntryType::Compaction {
                     self.migrate_first_kept_index(i, map);
                 }
@@ -486,7 +485,7 @@ impl<'a> Session<'a> {
         }
         // Entries up to and including this compaction already have their new ids.
         let id = if k <= own_ordinal {
-            self.entries[target as usize].id.as_deref().map(|s| Value::String(s.to_string()))
+            self.id(target).map(|s| Value::String(s.to_string()))
         } else {
             parse_value(self.raw_line(target)).ok().and_then(|v| v.get("id").filter(|i| !i.is_null()).cloned())
         };
@@ -495,14 +494,26 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Entry `i`'s id (version-1 entries: `L<line>`).
+    pub fn id(&self, i: u32) -> Option<&str> {
+        let e = &self.entries[i as usize];
+        e.id.get(&self.data[e.span()], &self.owned)
+    }
+
+    /// Entry `i`'s `parentId` as written (migrated for version-1 files).
+    pub fn parent_id(&self, i: u32) -> Option<&str> {
+        let e = &self.entries[i as usize];
+        e.parent_id.get(&self.data[e.span()], &self.owned)
+    }
+
     /// The entry pi's index holds for `id`.
     pub fn get(&self, id: &str) -> Option<u32> {
-        self.by_id.find(hash_id(id), |&j| self.entries[j as usize].id.as_deref() == Some(id)).copied()
+        self.by_id.find(hash_id(id), |&j| self.id(j) == Some(id)).copied()
     }
 
     /// All ids (for prefix matching), with the entry each names.
     pub fn ids(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.by_id.iter().map(|&j| (self.entries[j as usize].id.as_deref().unwrap_or_default(), j))
+        self.by_id.iter().map(|&j| (self.id(j).unwrap_or_default(), j))
     }
 
     /// pi's default leaf: the last entry in file order, whatever its type (§1.7).
@@ -562,10 +573,9 @@ impl<'a> Session<'a> {
 
     /// The entry's id for display (`L<line>` for version-1 entries, `#N` without one).
     pub fn display_id(&self, i: u32) -> Cow<'_, str> {
-        let e = &self.entries[i as usize];
-        match e.id.as_deref() {
+        match self.id(i) {
             Some(id) if !id.starts_with('\0') => Cow::Borrowed(id),
-            _ => Cow::Owned(format!("#{}", e.line)),
+            _ => Cow::Owned(format!("#{}", self.entries[i as usize].line)),
         }
     }
 
