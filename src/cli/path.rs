@@ -166,15 +166,32 @@ fn system_view(messages: &[Value]) -> (String, Vec<String>) {
 struct PathDocument<'a> {
     version: u32,
     session: Value,
-    leaf_id: Option<Cow<'a, str>>,
+    leaf_id: Value,
     leaf_line: Option<u32>,
     model: &'a Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking_level: &'a Option<Value>,
-    path_ids: Vec<Cow<'a, str>>,
+    path_ids: PathIds<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<Value>,
     messages: Cow<'a, [Value]>,
+}
+
+/// Ids of the path's entries, serialized without copying them.
+struct PathIds<'a>(&'a Session<'a>, &'a [u32]);
+
+impl Serialize for PathIds<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = ser.serialize_seq(Some(self.1.len()))?;
+        for &i in self.1 {
+            match self.0.id(i) {
+                Some(id) if !id.starts_with('\0') => seq.serialize_element(id)?,
+                _ => seq.serialize_element(&self.0.id_value(i))?,
+            }
+        }
+        seq.end()
+    }
 }
 
 fn document<'a>(session: &'a Session, p: &'a Projection, llm: bool, with_system: bool) -> PathDocument<'a> {
@@ -197,11 +214,11 @@ fn document<'a>(session: &'a Session, p: &'a Projection, llm: bool, with_system:
     PathDocument {
         version: 1,
         session: Value::Object(info),
-        leaf_id: p.leaf.map(|l| session.display_id(l)),
+        leaf_id: p.leaf.map_or(Value::Null, |l| session.id_value(l)),
         leaf_line: p.leaf.map(|l| session.entries[l as usize].line),
         model: &p.model,
         thinking_level: &p.thinking_level,
-        path_ids: p.path.iter().map(|&i| session.display_id(i)).collect(),
+        path_ids: PathIds(session, &p.path),
         system,
         messages: if llm { Cow::Owned(context::convert_to_llm(&p.messages)) } else { Cow::Borrowed(&p.messages) },
     }

@@ -94,51 +94,69 @@ impl Role {
     }
 }
 
-/// Where a string of the index lives: inside its entry's line (the usual case: pi writes
-/// ids without escapes), or in the session's table of owned strings (escaped ids,
-/// version-1 ids, non-string ids). Eight bytes instead of a `String` or `Cow`, because a
-/// 1 GB session has half a million entries and the index must stay small.
+/// A string of the index (an id): up to 8 bytes held inline (pi's ids are 8 hex
+/// characters, version-1 ids `L<line>`), else the place of the string inside its entry's
+/// line, else an index into the session's table of owned strings (escaped or non-string
+/// ids). Twelve bytes instead of a `String`: a 1 GB session has half a million entries,
+/// and reading ids back from the mapped file would cost a cache miss each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StrRef {
-    off: u32,
-    len: u32,
+    bytes: [u8; 8],
+    /// The kind in the top two bits, the length below.
+    meta: u32,
 }
 
-const OWNED: u32 = 1 << 31;
+const KIND: u32 = 3 << 30;
+const INLINE: u32 = 1 << 30;
+const IN_LINE: u32 = 2 << 30;
+const OWNED: u32 = 3 << 30;
 
 impl StrRef {
-    pub const NONE: StrRef = StrRef { off: u32::MAX, len: 0 };
+    pub const NONE: StrRef = StrRef { bytes: [0; 8], meta: 0 };
 
-    /// A string at `off..off + len` of the entry's line.
-    pub fn in_line(off: usize, len: usize) -> StrRef {
-        StrRef { off: off as u32, len: len as u32 }
+    /// `s`, found at byte `off` of its entry's line.
+    pub fn in_line(s: &str, off: usize) -> StrRef {
+        if s.len() <= 8 {
+            let mut bytes = [0; 8];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            StrRef { bytes, meta: INLINE | s.len() as u32 }
+        } else {
+            let mut bytes = [0; 8];
+            bytes[..4].copy_from_slice(&(off as u32).to_le_bytes());
+            StrRef { bytes, meta: IN_LINE | s.len() as u32 }
+        }
     }
 
     /// The `index`-th string of the session's owned table.
     pub fn owned(index: usize) -> StrRef {
-        StrRef { off: index as u32, len: OWNED }
+        let mut bytes = [0; 8];
+        bytes[..4].copy_from_slice(&(index as u32).to_le_bytes());
+        StrRef { bytes, meta: OWNED }
     }
 
     pub fn is_none(self) -> bool {
-        self.off == u32::MAX && self.len == 0
+        self.meta & KIND == 0
+    }
+
+    fn word(&self) -> usize {
+        u32::from_le_bytes([self.bytes[0], self.bytes[1], self.bytes[2], self.bytes[3]]) as usize
     }
 
     /// Resolves the reference against the entry's line and the owned table.
-    pub fn get<'s>(self, line: &'s [u8], owned: &'s [String]) -> Option<&'s str> {
-        if self.is_none() {
-            None
-        } else if self.len == OWNED {
-            owned.get(self.off as usize).map(String::as_str)
-        } else {
-            let bytes = line.get(self.off as usize..(self.off + self.len) as usize)?;
-            std::str::from_utf8(bytes).ok()
+    pub fn get<'s>(&'s self, line: &'s [u8], owned: &'s [String]) -> Option<&'s str> {
+        let len = (self.meta & !KIND) as usize;
+        match self.meta & KIND {
+            INLINE => std::str::from_utf8(&self.bytes[..len]).ok(),
+            IN_LINE => line.get(self.word()..self.word() + len).and_then(|b| std::str::from_utf8(b).ok()),
+            OWNED => owned.get(self.word()).map(String::as_str),
+            _ => None,
         }
     }
 
     /// Shifts an owned reference when two tables are concatenated.
     pub fn rebase_owned(self, by: usize) -> StrRef {
-        if self.len == OWNED {
-            StrRef { off: self.off + by as u32, len: OWNED }
+        if self.meta & KIND == OWNED {
+            StrRef::owned(self.word() + by)
         } else {
             self
         }
@@ -157,8 +175,9 @@ pub struct EntryMeta {
     pub line: u32,
     /// `new Date(timestamp).getTime()`; NaN when it does not parse.
     pub time: f64,
-    /// The resolved parent entry (index into `Session::entries`), after cycle breaking.
-    pub parent: Option<u32>,
+    /// The resolved parent entry plus one (0: none), after cycle breaking; read it with
+    /// `parent()`. Four bytes, not the eight of an `Option<u32>`.
+    parent1: u32,
     /// The entry's id (version-1 files: `L<line>`, see `tree`). Non-string ids are kept as
     /// their JSON text behind a NUL so they never equal a string id. Read it with
     /// `Session::id`.
@@ -173,6 +192,30 @@ pub struct EntryMeta {
 }
 
 impl EntryMeta {
+    pub fn new(start: usize, len: usize, line: u32, time: f64, kind: EntryType, role: Role) -> EntryMeta {
+        EntryMeta {
+            start,
+            len: len as u32,
+            line,
+            time,
+            parent1: 0,
+            id: StrRef::NONE,
+            parent_id: StrRef::NONE,
+            kind,
+            role,
+            shadowed: false,
+        }
+    }
+
+    /// The resolved parent entry (index into `Session::entries`).
+    pub fn parent(&self) -> Option<u32> {
+        self.parent1.checked_sub(1)
+    }
+
+    pub fn set_parent(&mut self, parent: Option<u32>) {
+        self.parent1 = parent.map_or(0, |p| p + 1);
+    }
+
     pub fn span(&self) -> std::ops::Range<usize> {
         self.start..self.start + self.len as usize
     }

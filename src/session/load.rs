@@ -513,28 +513,19 @@ impl<'a> Fields<'a> {
             (EntryType::Message, None) => Role::Other,
             _ => Role::None,
         };
-        // A borrowed string points into the line: keep its offset. Owned ones (escapes
-        // decoded, non-string ids) go to the table.
+        // A borrowed string points into the line: keep it inline or its offset. Owned
+        // ones (escapes decoded, non-string ids) go to the table.
         let mut locate = |s: Option<Cow<'a, str>>| match s {
             None => StrRef::NONE,
-            Some(Cow::Borrowed(b)) => StrRef::in_line(b.as_ptr() as usize - bytes.as_ptr() as usize, b.len()),
+            Some(Cow::Borrowed(b)) => StrRef::in_line(b, b.as_ptr() as usize - bytes.as_ptr() as usize),
             Some(Cow::Owned(o)) => {
                 owned.push(o);
                 StrRef::owned(owned.len() - 1)
             }
         };
-        let entry = EntryMeta {
-            start: span.start,
-            len: span.len() as u32,
-            line,
-            time: self.time.unwrap_or(f64::NAN),
-            parent: None,
-            id: locate(self.id),
-            parent_id: locate(self.parent_id),
-            kind,
-            role,
-            shadowed: false,
-        };
+        let mut entry = EntryMeta::new(span.start, span.len(), line, self.time.unwrap_or(f64::NAN), kind, role);
+        entry.id = locate(self.id);
+        entry.parent_id = locate(self.parent_id);
         (entry, self.ty)
     }
 }

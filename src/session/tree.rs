@@ -258,31 +258,36 @@ impl<'a> Session<'a> {
         let n = self.entries.len();
         let mut diags = Vec::new();
         self.by_id.reserve(n, |_| 0);
-        let (data, owned, entries) = (self.data, &self.owned, &mut self.entries);
-        let id = |e: &EntryMeta| e.id.get(&data[e.span()], owned);
-        for i in 0..n {
-            let Some(this) = id(&entries[i]) else { continue };
+        let (data, owned, entries) = (self.data, &self.owned, &self.entries);
+        fn id<'s>(e: &'s EntryMeta, data: &'s [u8], owned: &'s [String]) -> Option<&'s str> {
+            e.id.get(&data[e.span()], owned)
+        }
+        let mut shadowed = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            let Some(this) = id(e, data, owned) else { continue };
             let slot = self.by_id.entry(
                 hash_id(this),
-                |&j| id(&entries[j as usize]) == Some(this),
-                |&j| hash_id(id(&entries[j as usize]).unwrap_or_default()),
+                |&j| id(&entries[j as usize], data, owned) == Some(this),
+                |&j| hash_id(id(&entries[j as usize], data, owned).unwrap_or_default()),
             );
             match slot {
                 hashbrown::hash_table::Entry::Vacant(v) => {
                     v.insert(i as u32);
                 }
                 hashbrown::hash_table::Entry::Occupied(mut o) => {
-                    let prev = std::mem::replace(o.get_mut(), i as u32) as usize;
-                    self.duplicate_ids = true;
-                    entries[prev].shadowed = true;
-                    let message = format!(
-                        "duplicate id {} (also on line {}); the later entry wins, as in pi",
-                        show_id(Some(this)),
-                        entries[prev].line
-                    );
-                    diags.push(warn(entries[i].line, message));
+                    shadowed.push((i, std::mem::replace(o.get_mut(), i as u32) as usize));
                 }
             }
+        }
+        for (i, prev) in shadowed {
+            self.duplicate_ids = true;
+            self.entries[prev].shadowed = true;
+            let message = format!(
+                "duplicate id {} (also on line {}); the later entry wins, as in pi",
+                show_id(self.id(i as u32)),
+                self.entries[prev].line
+            );
+            diags.push(warn(self.entries[i].line, message));
         }
         let duplicates = self.duplicate_ids;
         for i in 0..n {
@@ -303,11 +308,11 @@ impl<'a> Session<'a> {
             // the previous line: skip the hash lookup then (unless ids repeat, when only
             // the map knows which entry an id names).
             if !duplicates && i > 0 && self.id(i as u32 - 1) == Some(pid) {
-                self.entries[i].parent = Some(i as u32 - 1);
+                self.entries[i].set_parent(Some(i as u32 - 1));
                 continue;
             }
             match self.get(pid) {
-                Some(p) => self.entries[i].parent = Some(p),
+                Some(p) => self.entries[i].set_parent(Some(p)),
                 None => diags.push(warn(
                     e.line,
                     format!(
@@ -324,7 +329,7 @@ impl<'a> Session<'a> {
         // sort; unparseable timestamps compare as "equal", see js::v8_sort_by_key).
         let mut offsets = vec![0u32; n + 1];
         for e in &self.entries {
-            if let Some(p) = e.parent {
+            if let Some(p) = e.parent() {
                 offsets[p as usize + 1] += 1;
             }
         }
@@ -334,7 +339,7 @@ impl<'a> Session<'a> {
         let mut fill = offsets.clone();
         let mut kids = vec![0u32; offsets[n] as usize];
         for (i, e) in self.entries.iter().enumerate() {
-            match e.parent {
+            match e.parent() {
                 Some(p) => {
                     kids[fill[p as usize] as usize] = i as u32;
                     fill[p as usize] += 1;
@@ -377,7 +382,7 @@ impl<'a> Session<'a> {
                     NEW => {
                         state[c as usize] = ON_WALK;
                         walk.push(c);
-                        cur = self.entries[c as usize].parent;
+                        cur = self.entries[c as usize].parent();
                     }
                     ON_WALK => {
                         let pos = walk.iter().position(|&w| w == c).expect("on the walk");
@@ -393,7 +398,7 @@ impl<'a> Session<'a> {
                                 show_id(self.id(first))
                             ),
                         ));
-                        self.entries[first as usize].parent = None;
+                        self.entries[first as usize].set_parent(None);
                         break;
                     }
                     _ => break,
@@ -500,6 +505,18 @@ impl<'a> Session<'a> {
         e.id.get(&self.data[e.span()], &self.owned)
     }
 
+    /// Entry `i`'s id as pi would print it in JSON: a string, the original JSON of a
+    /// non-string id, or `null` for an entry without one.
+    pub fn id_value(&self, i: u32) -> Value {
+        match self.id(i) {
+            None => Value::Null,
+            Some(id) => match id.strip_prefix('\0') {
+                Some(json) => serde_json::from_str(json).unwrap_or(Value::Null),
+                None => Value::String(id.to_string()),
+            },
+        }
+    }
+
     /// Entry `i`'s `parentId` as written (migrated for version-1 files).
     pub fn parent_id(&self, i: u32) -> Option<&str> {
         let e = &self.entries[i as usize];
@@ -527,7 +544,7 @@ impl<'a> Session<'a> {
     }
 
     pub fn parent(&self, i: u32) -> Option<u32> {
-        self.entries[i as usize].parent
+        self.entries[i as usize].parent()
     }
 
     /// The path root..=leaf (cycles were cut when loading, so this terminates).
