@@ -218,7 +218,10 @@ fn document<'a>(session: &'a Session, p: &'a Projection, llm: bool, with_system:
         leaf_line: p.leaf.map(|l| session.entries[l as usize].line),
         model: &p.model,
         thinking_level: &p.thinking_level,
-        path_ids: PathIds(session, &p.path),
+        // pi's getBranch(leafId) starts from the leaf's id: a leaf without one (a last line
+        // that is JSON but no object) gives an empty branch, though the context is built
+        // from it.
+        path_ids: PathIds(session, if p.leaf.is_some_and(|l| session.id(l).is_none()) { &[] } else { &p.path }),
         system,
         messages: if llm { Cow::Owned(context::convert_to_llm(&p.messages)) } else { Cow::Borrowed(&p.messages) },
     }

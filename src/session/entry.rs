@@ -22,8 +22,11 @@ pub enum EntryType {
     SessionInfo,
     /// A `type` pisces does not know (a newer pi, an extension); the raw name is in the line.
     Other,
-    /// No string `type` at all (including lines that are JSON but not objects).
+    /// An object without a string `type`.
     Missing,
+    /// A line that is JSON but not an object (`42`, `"text"`, `[1]`, `true`): pi keeps it
+    /// as an entry without type or id.
+    NotObject,
 }
 
 impl EntryType {
@@ -59,6 +62,7 @@ impl EntryType {
             Self::SessionInfo => "session_info",
             Self::Other => "(unknown)",
             Self::Missing => "(none)",
+            Self::NotObject => "(not an object)",
         }
     }
 }

@@ -35,6 +35,8 @@ pub(crate) enum Event {
     Header(Range<usize>),
     UnknownType(String),
     UnknownRole,
+    /// A `message` entry without a `message` object.
+    MessageWithoutMessage,
 }
 
 /// Every line of a file, scanned.
@@ -112,7 +114,7 @@ fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_line
             out.crlf.push(line);
         }
         let scanned = if bad_lines.contains(&line) {
-            LineScan::Malformed("damaged past its first keys (found when the entry was read whole)".into())
+            LineScan::Malformed("damaged after its first keys; found when the line was read whole".into())
         } else {
             scan_line(bytes)
         };
@@ -131,11 +133,20 @@ fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_line
             }
             LineScan::NotObject { truthy: true, text } => {
                 out.events.push((line, Event::NotObject(text)));
-                Fields { ty: None, id: None, parent_id: None, time: None, role: None }
+                Fields { ty: None, id: None, parent_id: None, time: None, role: None, has_message: false }
             }
             LineScan::Object(f) => f,
         };
-        let (entry, ty) = fields.into_entry(line, span.clone(), bytes, &mut out.owned);
+        let not_object =
+            fields.ty.is_none() && matches!(out.events.last(), Some((l, Event::NotObject(_))) if *l == line);
+        let no_message = fields.ty.as_deref() == Some("message") && !fields.has_message;
+        let (mut entry, ty) = fields.into_entry(line, span.clone(), bytes, &mut out.owned);
+        if not_object {
+            entry.kind = EntryType::NotObject;
+        }
+        if no_message {
+            out.events.push((line, Event::MessageWithoutMessage));
+        }
         if ty.as_deref() == Some("session") {
             out.events.push((line, Event::Header(span)));
             continue;
@@ -143,7 +154,7 @@ fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_line
         if entry.kind == EntryType::Other {
             out.events.push((line, Event::UnknownType(ty.unwrap_or_default().into_owned())));
         }
-        if entry.role == Role::Other {
+        if entry.role == Role::Other && !no_message {
             out.events.push((line, Event::UnknownRole));
         }
         out.entries.push(entry);
@@ -173,6 +184,8 @@ pub(crate) struct Fields<'a> {
     pub parent_id: Option<Cow<'a, str>>,
     pub time: Option<f64>,
     pub role: Option<Cow<'a, str>>,
+    /// The entry has a `message` key (pi crashes on a message entry without one).
+    pub has_message: bool,
 }
 
 /// The first keys of an entry line, as the serde path reads them.
@@ -268,6 +281,7 @@ fn fast_fields(b: &[u8]) -> Option<Fields<'_>> {
         id: Some(Cow::Borrowed(id)),
         parent_id: parent_id.map(Cow::Borrowed),
         time,
+        has_message: role.is_some(),
         role,
     })
 }
@@ -491,6 +505,7 @@ impl<'a> Prefix<'a> {
             parent_id,
             time,
             role: self.role.and_then(raw_str),
+            has_message: self.message_seen,
         }
     }
 }

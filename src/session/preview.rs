@@ -36,6 +36,7 @@ impl Session<'_> {
             }
             EntryType::Other => format!("[{}]", s("type")),
             EntryType::Missing => "(entry without type)".into(),
+            EntryType::NotObject => format!("(not an object: {})", one_line(&v.to_string(), 40)),
         };
         one_line(&text, max)
     }

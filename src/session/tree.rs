@@ -84,6 +84,7 @@ impl<'a> Session<'a> {
         let first_entry_line = entries.first().map_or(u32::MAX, |e| e.line);
         let mut diags = Vec::new();
         let (mut blank, mut malformed) = (Vec::new(), 0usize);
+        let mut first_malformed = None;
         let (mut unknown_types, mut unknown_roles) = (0usize, 0usize);
         for (line, event) in events {
             match event {
@@ -110,6 +111,7 @@ impl<'a> Session<'a> {
                 }
                 Event::Blank => blank.push(line),
                 Event::Malformed(why) => {
+                    first_malformed.get_or_insert(line);
                     malformed += 1;
                     if malformed <= MAX_LISTED {
                         let what = if line == lines && data.last() != Some(&b'\n') {
@@ -147,6 +149,11 @@ impl<'a> Session<'a> {
                         ));
                     }
                 }
+                Event::MessageWithoutMessage => diags.push(warn(
+                    line,
+                    "message entry without a `message`; it gives no context (pi crashes on it when it is on the path)"
+                        .into(),
+                )),
                 Event::UnknownRole => {
                     unknown_roles += 1;
                     if unknown_roles <= MAX_LISTED {
@@ -163,10 +170,19 @@ impl<'a> Session<'a> {
                     let ty = parse_value(&data[first.span()]).ok().and_then(|v| v.get("type").map(ToString::to_string));
                     format!("type {}", ty.unwrap_or_else(|| "?".into()))
                 };
+                // Say why an earlier line did not count, when one did not.
+                let before = match first_malformed.filter(|&l| l < first.line) {
+                    Some(1) if data.starts_with(b"\xEF\xBB\xBF") => {
+                        " (line 1 starts with a UTF-8 byte order mark, which JSON.parse rejects, so pi skips that line)"
+                            .to_string()
+                    }
+                    Some(l) => format!(" (line {l} before it is not valid JSON, so pi skips it)"),
+                    None => String::new(),
+                };
                 return Err(not_a_session(
                     &name,
                     first.line,
-                    format!("the first entry has {what}, but a pi session starts with a `session` header"),
+                    format!("the first entry has {what}, but a pi session starts with a `session` header{before}"),
                 ));
             }
             let reason = if malformed + blank.len() == 0 {
@@ -223,6 +239,12 @@ impl<'a> Session<'a> {
             // oracle uses for these files (pi itself draws random ids on every load).
             let mut prev = StrRef::NONE;
             for e in entries.iter_mut() {
+                if e.kind == EntryType::NotObject {
+                    // pi's migration crashes assigning an id to a number or a string;
+                    // pisces leaves such a line out of the chain.
+                    diags.push(warn(e.line, "pi cannot migrate this version-1 file past this line (it crashes giving an id to a value that is not an object); pisces leaves the line out of the chain".into()));
+                    continue;
+                }
                 owned.push(format!("L{}", e.line));
                 e.parent_id = prev;
                 e.id = StrRef::owned(owned.len() - 1);
@@ -298,7 +320,7 @@ impl<'a> Session<'a> {
                 diags.push(warn(
                     e.line,
                     format!(
-                        "entry {} is its own parent; treated as a root (pi's tree does so, its context builder hangs)",
+                        "entry {} is its own parent; treated as a root (as pi's tree does; pi's context builder loops on it until it runs out of memory)",
                         show_id(Some(pid))
                     ),
                 ));
@@ -392,7 +414,7 @@ impl<'a> Session<'a> {
                         diags.push(warn(
                             self.entries[first as usize].line,
                             format!(
-                                "parent cycle {} -> {}; pi hangs on this file, pisces treats {} (the earliest in the file) as a root",
+                                "parent cycle {} -> {}; pisces treats {} (the earliest in the file) as a root (pi loops on a path through it until it runs out of memory)",
                                 names.join(" -> "),
                                 names[0],
                                 show_id(self.id(first))

@@ -3,6 +3,7 @@
 //! One binary (as jj and ripgrep do), with cases generated from testdata/ at run time:
 //! every session file and every leaf pi computed a golden for is its own case.
 
+mod broken;
 mod common;
 mod conformance;
 mod inputs;
@@ -12,6 +13,7 @@ mod revs;
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
+    trials.extend(broken::trials());
     trials.extend(conformance::trials());
     trials.extend(inputs::trials());
     trials.extend(path_cmd::trials());
