@@ -103,7 +103,7 @@ impl Role {
 /// line, else an index into the session's table of owned strings (escaped or non-string
 /// ids). Twelve bytes instead of a `String`: a 1 GB session has half a million entries,
 /// and reading ids back from the mapped file would cost a cache miss each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StrRef {
     bytes: [u8; 8],
     /// The kind in the top two bits, the length below.
@@ -157,6 +157,17 @@ impl StrRef {
         }
     }
 
+    /// The bytes of an inline string (the usual case), without touching the file.
+    pub fn inline_bytes(&self) -> Option<&[u8]> {
+        (self.meta & KIND == INLINE).then(|| &self.bytes[..(self.meta & !KIND) as usize])
+    }
+
+    /// Whether two references name the same string, when that is known without the file
+    /// (both inline); `None` otherwise.
+    pub fn same_inline(&self, other: &StrRef) -> Option<bool> {
+        (self.meta & KIND == INLINE && other.meta & KIND == INLINE).then(|| self == other)
+    }
+
     /// Shifts an owned reference when two tables are concatenated.
     pub fn rebase_owned(self, by: usize) -> StrRef {
         if self.meta & KIND == OWNED {
@@ -177,8 +188,6 @@ pub struct EntryMeta {
     pub len: u32,
     /// 1-based physical line number in the file.
     pub line: u32,
-    /// `new Date(timestamp).getTime()`; NaN when it does not parse.
-    pub time: f64,
     /// The resolved parent entry plus one (0: none), after cycle breaking; read it with
     /// `parent()`. Four bytes, not the eight of an `Option<u32>`.
     parent1: u32,
@@ -196,12 +205,11 @@ pub struct EntryMeta {
 }
 
 impl EntryMeta {
-    pub fn new(start: usize, len: usize, line: u32, time: f64, kind: EntryType, role: Role) -> EntryMeta {
+    pub fn new(start: usize, len: usize, line: u32, kind: EntryType, role: Role) -> EntryMeta {
         EntryMeta {
             start,
             len: len as u32,
             line,
-            time,
             parent1: 0,
             id: StrRef::NONE,
             parent_id: StrRef::NONE,
@@ -222,10 +230,5 @@ impl EntryMeta {
 
     pub fn span(&self) -> std::ops::Range<usize> {
         self.start..self.start + self.len as usize
-    }
-
-    /// The timestamp, unless it is NaN.
-    pub fn time(&self) -> Option<f64> {
-        (!self.time.is_nan()).then_some(self.time)
     }
 }

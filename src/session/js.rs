@@ -177,6 +177,33 @@ pub fn parse_date(s: &str) -> Option<f64> {
     time_clip(ms)
 }
 
+/// `new Date(ms).toISOString()`: `2026-11-29T19:18:28.239Z` (years 0-9999).
+pub fn iso_string(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rest = ms.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600_000,
+        rest / 60_000 % 60,
+        rest / 1000 % 60,
+        rest % 1000
+    )
+}
+
+/// (year, month, day) of a day number since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
 /// Days since 1970-01-01 (Howard Hinnant's algorithm).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -269,6 +296,14 @@ mod tests {
         assert_eq!(parse_date("2026-02-30"), None);
         assert_eq!(parse_date("yesterday"), None);
         assert_eq!(parse_date(""), None);
+    }
+
+    #[test]
+    fn iso_strings_round_trip() {
+        for ms in [0i64, 1_795_979_908_239, 951_782_400_000, -1] {
+            assert_eq!(parse_date(&iso_string(ms)), Some(ms as f64), "{}", iso_string(ms));
+        }
+        assert_eq!(iso_string(1_795_979_908_239), "2026-11-29T19:18:28.239Z");
     }
 
     #[test]

@@ -133,7 +133,7 @@ fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_line
             }
             LineScan::NotObject { truthy: true, text } => {
                 out.events.push((line, Event::NotObject(text)));
-                Fields { ty: None, id: None, parent_id: None, time: None, role: None, has_message: false }
+                Fields { ty: None, id: None, parent_id: None, timestamp: None, role: None, has_message: false }
             }
             LineScan::Object(f) => f,
         };
@@ -182,10 +182,34 @@ pub(crate) struct Fields<'a> {
     pub id: Option<Cow<'a, str>>,
     /// `None` for null, missing, or falsy (pi follows `parentId` only when truthy).
     pub parent_id: Option<Cow<'a, str>>,
-    pub time: Option<f64>,
+    /// The `timestamp`, not yet parsed: only siblings need ordering, so only their times
+    /// are read (see `Fields::time`).
+    pub timestamp: Option<Timestamp<'a>>,
     pub role: Option<Cow<'a, str>>,
     /// The entry has a `message` key (pi crashes on a message entry without one).
     pub has_message: bool,
+}
+
+/// An entry's `timestamp` as found in its line.
+#[derive(Clone, Copy)]
+pub(crate) enum Timestamp<'a> {
+    /// A string without escapes (pi's own form).
+    Plain(&'a str),
+    /// Any other JSON value.
+    Raw(&'a RawValue),
+}
+
+impl Fields<'_> {
+    /// `new Date(timestamp).getTime()`; `None` is NaN.
+    pub(crate) fn time(&self) -> Option<f64> {
+        match self.timestamp? {
+            Timestamp::Plain(s) => js::parse_date(s),
+            Timestamp::Raw(raw) => match raw_str(raw) {
+                Some(s) => js::parse_date(&s),
+                None => serde_json::from_str::<Value>(raw.get()).ok().and_then(|v| js::date_ms(Some(&v))),
+            },
+        }
+    }
 }
 
 /// The first keys of an entry line, as the serde path reads them.
@@ -269,7 +293,7 @@ fn fast_fields(b: &[u8]) -> Option<Fields<'_>> {
         Some(r.plain_str()?).filter(|p| !p.is_empty())
     };
     r.lit(b",\"timestamp\":\"")?;
-    let time = js::parse_date(r.plain_str()?);
+    let timestamp = Some(Timestamp::Plain(r.plain_str()?));
     let role = if ty == "message" {
         r.lit(b",\"message\":{\"role\":\"")?;
         Some(Cow::Borrowed(r.plain_str()?))
@@ -280,7 +304,7 @@ fn fast_fields(b: &[u8]) -> Option<Fields<'_>> {
         ty: Some(Cow::Borrowed(ty)),
         id: Some(Cow::Borrowed(id)),
         parent_id: parent_id.map(Cow::Borrowed),
-        time,
+        timestamp,
         has_message: role.is_some(),
         role,
     })
@@ -495,15 +519,11 @@ impl<'a> Prefix<'a> {
             Some(raw) if matches!(raw.get(), "\"\"" | "false" | "0") => None,
             other => raw_id(other),
         };
-        let time = self.timestamp.and_then(|raw| match raw_str(raw) {
-            Some(s) => js::parse_date(&s),
-            None => serde_json::from_str::<Value>(raw.get()).ok().and_then(|v| js::date_ms(Some(&v))),
-        });
         Fields {
             ty: self.ty.and_then(raw_str),
             id: raw_id(self.id),
             parent_id,
-            time,
+            timestamp: self.timestamp.map(Timestamp::Raw),
             role: self.role.and_then(raw_str),
             has_message: self.message_seen,
         }
@@ -538,7 +558,7 @@ impl<'a> Fields<'a> {
                 StrRef::owned(owned.len() - 1)
             }
         };
-        let mut entry = EntryMeta::new(span.start, span.len(), line, self.time.unwrap_or(f64::NAN), kind, role);
+        let mut entry = EntryMeta::new(span.start, span.len(), line, kind, role);
         entry.id = locate(self.id);
         entry.parent_id = locate(self.parent_id);
         (entry, self.ty)
@@ -647,7 +667,7 @@ mod tests {
             assert_eq!(p.role.as_deref(), Some("user"));
             assert_eq!(p.id.as_deref(), Some("a1"));
             assert_eq!(p.parent_id, None);
-            assert_eq!(p.time, Some(1_767_225_600_000.0));
+            assert_eq!(p.time(), Some(1_767_225_600_000.0));
         }
     }
 

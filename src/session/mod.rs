@@ -13,6 +13,7 @@ pub mod rev;
 pub mod source;
 pub mod system;
 pub mod tree;
+pub mod write;
 
 pub use entry::{EntryMeta, EntryType, Role};
 pub use source::Source;

@@ -11,7 +11,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{Map, Value};
 
 use super::entry::{EntryMeta, EntryType, StrRef};
-use super::load::{parse_value, scan, Event, Scan};
+use super::load::{parse_value, scan, scan_line, Event, LineScan, Scan};
 use super::{js, Diagnostic, LoadError, Severity, Source};
 
 /// A resolved label (the latest `label` entry for a target wins; an empty one clears).
@@ -284,13 +284,21 @@ impl<'a> Session<'a> {
         fn id<'s>(e: &'s EntryMeta, data: &'s [u8], owned: &'s [String]) -> Option<&'s str> {
             e.id.get(&data[e.span()], owned)
         }
+        // Inline ids (nearly all) are hashed and compared without going back to the file.
+        let hash_of = |e: &EntryMeta| match e.id.inline_bytes() {
+            Some(b) => Some(hash_bytes(b)),
+            None => id(e, data, owned).map(|s| hash_bytes(s.as_bytes())),
+        };
+        let same = |a: &EntryMeta, b: &EntryMeta| {
+            a.id.same_inline(&b.id).unwrap_or_else(|| id(a, data, owned) == id(b, data, owned))
+        };
         let mut shadowed = Vec::new();
         for (i, e) in entries.iter().enumerate() {
-            let Some(this) = id(e, data, owned) else { continue };
+            let Some(hash) = hash_of(e) else { continue };
             let slot = self.by_id.entry(
-                hash_id(this),
-                |&j| id(&entries[j as usize], data, owned) == Some(this),
-                |&j| hash_id(id(&entries[j as usize], data, owned).unwrap_or_default()),
+                hash,
+                |&j| same(&entries[j as usize], e),
+                |&j| hash_of(&entries[j as usize]).unwrap_or(0),
             );
             match slot {
                 hashbrown::hash_table::Entry::Vacant(v) => {
@@ -314,6 +322,24 @@ impl<'a> Session<'a> {
         let duplicates = self.duplicate_ids;
         for i in 0..n {
             let e = &self.entries[i];
+            if e.parent_id.is_none() {
+                continue;
+            }
+            let same_as_own = e.parent_id.same_inline(&e.id);
+            // pi appends each entry as a child of the leaf, so the parent is nearly always
+            // the previous line: skip the hash lookup then (unless ids repeat, when only
+            // the map knows which entry an id names).
+            let previous = |this: &Self| {
+                i > 0
+                    && !duplicates
+                    && e.parent_id
+                        .same_inline(&this.entries[i - 1].id)
+                        .unwrap_or_else(|| this.id(i as u32 - 1) == this.parent_id(i as u32))
+            };
+            if same_as_own != Some(true) && previous(self) {
+                self.entries[i].set_parent(Some(i as u32 - 1));
+                continue;
+            }
             let Some(pid) = self.parent_id(i as u32) else { continue };
             let own = self.id(i as u32);
             if Some(pid) == own {
@@ -324,13 +350,6 @@ impl<'a> Session<'a> {
                         show_id(Some(pid))
                     ),
                 ));
-                continue;
-            }
-            // pi appends each entry as a child of the leaf, so the parent is nearly always
-            // the previous line: skip the hash lookup then (unless ids repeat, when only
-            // the map knows which entry an id names).
-            if !duplicates && i > 0 && self.id(i as u32 - 1) == Some(pid) {
-                self.entries[i].set_parent(Some(i as u32 - 1));
                 continue;
             }
             match self.get(pid) {
@@ -375,8 +394,14 @@ impl<'a> Session<'a> {
         }
         for p in 0..n {
             let slice = &mut kids[offsets[p] as usize..offsets[p + 1] as usize];
-            let entries = &self.entries;
-            js::v8_sort_by_key(slice, |c| entries[c as usize].time());
+            if slice.len() > 1 {
+                // Only siblings need their timestamps; read them now.
+                let times: Vec<Option<f64>> = slice.iter().map(|&c| self.time(c)).collect();
+                let mut order: Vec<usize> = (0..slice.len()).collect();
+                js::v8_sort_by_key(&mut order, |k| times[k]);
+                let sorted: Vec<u32> = order.iter().map(|&k| slice[k]).collect();
+                slice.copy_from_slice(&sorted);
+            }
             // petgraph lists a node's edges newest first: add them in reverse order.
             for &c in slice.iter().rev() {
                 self.graph.add_edge(NodeIndex::new(p), NodeIndex::new(c as usize), ());
@@ -521,6 +546,14 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Entry `i`'s `new Date(timestamp).getTime()` (`None` for NaN), read from its line.
+    pub fn time(&self, i: u32) -> Option<f64> {
+        match scan_line(self.raw_line(i)) {
+            LineScan::Object(fields) => fields.time(),
+            _ => None,
+        }
+    }
+
     /// Entry `i`'s id (version-1 entries: `L<line>`).
     pub fn id(&self, i: u32) -> Option<&str> {
         let e = &self.entries[i as usize];
@@ -625,8 +658,14 @@ impl<'a> Session<'a> {
 }
 
 fn hash_id(id: &str) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(id)
+    hash_bytes(id.as_bytes())
+}
+
+fn hash_bytes(b: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(b);
+    h.finish()
 }
 
 fn version_number(v: Option<&Value>) -> f64 {

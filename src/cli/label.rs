@@ -1,0 +1,112 @@
+//! `pisces label SESSION REV NAME` / `--clear`: append a label entry, as pi's /tree
+//! Shift+L does.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use serde_json::json;
+
+use super::{report_diagnostics, Ctx, ExitStatus};
+use crate::session::locate::{locate, SessionArg};
+use crate::session::{rev, write, Session, Source};
+
+const EXAMPLES: &str = "\
+Examples:
+  pisces label session.jsonl @ fix-1             # label pi's current leaf
+  pisces label session.jsonl 3f2a 'before refactor'
+  pisces label session.jsonl fix-1 --clear       # remove the label
+  pisces path session.jsonl fix-1                # then name the entry by its label";
+
+/// Label an entry (append a `label` entry, exactly as pi writes one).
+///
+/// The label entry is appended as pi appends it: a new 8-hex id, `parentId` = the file's
+/// last entry (pi's leaf), the current time, `targetId`, and the label (trimmed; with
+/// `--clear` the `label` key is left out, which clears it). The line is written in one
+/// `write` on an append-only handle under an advisory lock; nothing else in the file
+/// changes. pi shows the label in /tree when it next opens the session.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Session file or session id (not `-`: the label is appended to the file).
+    pub session: String,
+
+    /// The entry to label.
+    pub rev: String,
+
+    /// The label.
+    #[arg(required_unless_present = "clear", conflicts_with = "clear")]
+    pub name: Option<String>,
+
+    /// Remove the entry's label instead.
+    #[arg(long)]
+    pub clear: bool,
+
+    /// Append even if the file's last line is incomplete (ends it with a newline first).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Output: a sentence, or `json` ({version, file, id, targetId, label, line}).
+    #[arg(long, short, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
+    let path: PathBuf = match locate(&args.session, &ctx.search)? {
+        SessionArg::Stdin => bail!("`label` appends to a session file; it cannot write to standard input"),
+        SessionArg::Path(p) => p,
+    };
+    let label = match &args.name {
+        Some(n) if n.trim().is_empty() => bail!("a label cannot be empty; use --clear to remove one"),
+        Some(n) if n.contains('\n') || n.contains('\r') => bail!("a label is one line; it cannot contain a newline"),
+        Some(n) => Some(n.trim().to_string()),
+        None => None,
+    };
+    let mut written = None;
+    let result = write::append_locked(&path, args.force, |bytes| {
+        // Read the file as it is now, under the lock: the new entry's parent is the last
+        // entry at the moment of writing.
+        let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
+        let session = Session::load(&source)?;
+        report_diagnostics(ctx, &session)?;
+        if session.migrate_v1 || session.migrate_v2 {
+            bail!(
+                "{}: a version-{} session; pi rewrites such a file in the current format when it opens it, and pisces does not append to it unmigrated",
+                path.display(),
+                session.version
+            );
+        }
+        let target = rev::resolve(&session, &args.rev)?;
+        let Some(target_id) = session.id(target).filter(|id| !id.starts_with('\0')).map(str::to_string) else {
+            bail!("line {} has no id to label", session.entries[target as usize].line);
+        };
+        let parent = session.default_leaf().and_then(|l| session.id(l)).map(str::to_string);
+        let id = write::new_entry_id(|id| session.get(id).is_some());
+        let line = write::label_entry(&id, parent.as_deref(), &write::now_iso(), &target_id, label.as_deref());
+        written = Some((id, target_id));
+        Ok(vec![line])
+    });
+    let appended = result.with_context(|| format!("could not label an entry of {}", path.display()))?;
+    let (id, target_id) = written.expect("set before writing");
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            let doc = json!({
+                "version": 1, "file": path.display().to_string(), "id": id,
+                "targetId": target_id, "label": label, "line": appended.first_line,
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        }
+        Format::Text => match &label {
+            Some(l) => writeln!(out, "labelled {target_id} \"{l}\" (label entry {id}, line {})", appended.first_line)?,
+            None => writeln!(out, "cleared the label of {target_id} (label entry {id}, line {})", appended.first_line)?,
+        },
+    }
+    Ok(0)
+}
