@@ -3,6 +3,7 @@
 //! Nothing in this module prints or knows about terminals; problems found while reading
 //! are returned as [`Diagnostic`]s for the caller to show.
 
+pub mod check;
 pub mod context;
 pub mod entry;
 pub mod js;
@@ -29,9 +30,32 @@ pub enum Severity {
     Warning,
 }
 
+/// What kind of problem a diagnostic reports (for `check`'s hints and JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Problem {
+    Malformed,
+    Truncated,
+    BlankLines,
+    Crlf,
+    NoFinalNewline,
+    SecondHeader,
+    NotAnEntry,
+    NotObject,
+    V1NotObject,
+    MessageWithoutMessage,
+    UnknownType,
+    UnknownRole,
+    DuplicateId,
+    SelfParent,
+    DanglingParent,
+    Cycle,
+}
+
 /// One finding about a session file, tied to a line where there is one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    pub kind: Problem,
     pub severity: Severity,
     /// 1-based line number.
     pub line: Option<u32>,

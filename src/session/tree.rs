@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::entry::{EntryMeta, EntryType, StrRef};
 use super::load::{parse_value, scan, scan_line, Event, LineScan, Scan};
-use super::{js, Diagnostic, LoadError, Severity, Source};
+use super::{js, Diagnostic, LoadError, Problem, Severity, Source};
 
 /// A resolved label (the latest `label` entry for a target wins; an empty one clears).
 #[derive(Clone, Debug)]
@@ -92,6 +92,7 @@ impl<'a> Session<'a> {
                     header_lines.push(line);
                     if header.is_some() {
                         diags.push(warn(
+                            Problem::SecondHeader,
                             line,
                             "a second session header; ignored, as pi ignores it (pi 0.73 wrote these by mistake)"
                                 .into(),
@@ -114,17 +115,24 @@ impl<'a> Session<'a> {
                     first_malformed.get_or_insert(line);
                     malformed += 1;
                     if malformed <= MAX_LISTED {
-                        let what = if line == lines && data.last() != Some(&b'\n') {
+                        let truncated = line == lines && data.last() != Some(&b'\n');
+                        let what = if truncated {
                             "truncated last line (no final newline, not complete JSON)".to_string()
                         } else {
                             format!("malformed JSON ({why})")
                         };
-                        diags.push(warn(line, format!("{what}; skipped, as pi skips it")));
+                        diags.push(warn(
+                            if truncated { Problem::Truncated } else { Problem::Malformed },
+                            line,
+                            format!("{what}; skipped, as pi skips it"),
+                        ));
                     }
                 }
-                Event::Falsy(text) => {
-                    diags.push(warn(line, format!("`{text}` is not an entry; skipped, as pi skips it")))
-                }
+                Event::Falsy(text) => diags.push(warn(
+                    Problem::NotAnEntry,
+                    line,
+                    format!("`{text}` is not an entry; skipped, as pi skips it"),
+                )),
                 Event::NotObject(text) => {
                     if header.is_none() && line <= first_entry_line {
                         return Err(not_a_session(
@@ -134,6 +142,7 @@ impl<'a> Session<'a> {
                         ));
                     }
                     diags.push(warn(
+                        Problem::NotObject,
                         line,
                         format!(
                             "`{text}` is JSON but not an object; kept as an entry without type or id, as pi keeps it"
@@ -144,12 +153,14 @@ impl<'a> Session<'a> {
                     unknown_types += 1;
                     if unknown_types <= MAX_LISTED {
                         diags.push(note(
+                            Problem::UnknownType,
                             line,
                             format!("unknown entry type `{ty}`; kept in the tree, contributes no context (as in pi)"),
                         ));
                     }
                 }
                 Event::MessageWithoutMessage => diags.push(warn(
+                    Problem::MessageWithoutMessage,
                     line,
                     "message entry without a `message`; it gives no context (pi crashes on it when it is on the path)"
                         .into(),
@@ -157,7 +168,7 @@ impl<'a> Session<'a> {
                 Event::UnknownRole => {
                     unknown_roles += 1;
                     if unknown_roles <= MAX_LISTED {
-                        diags.push(note(line, "message with an unknown role; kept in the projection, left out of the LLM messages (as in pi)".into()));
+                        diags.push(note(Problem::UnknownRole, line, "message with an unknown role; kept in the projection, left out of the LLM messages (as in pi)".into()));
                     }
                 }
             }
@@ -196,6 +207,7 @@ impl<'a> Session<'a> {
         };
         if malformed > MAX_LISTED {
             diags.push(Diagnostic {
+                kind: Problem::Malformed,
                 severity: Severity::Warning,
                 line: None,
                 message: format!("{} more malformed lines skipped", malformed - MAX_LISTED),
@@ -203,12 +215,14 @@ impl<'a> Session<'a> {
         }
         if let Some(&first) = blank.first() {
             diags.push(warn(
+                Problem::BlankLines,
                 first,
                 format!("{} blank line{}; skipped, as pi skips them", blank.len(), plural(blank.len())),
             ));
         }
         if let Some(&first) = crlf.first() {
             diags.push(warn(
+                Problem::Crlf,
                 first,
                 format!(
                     "{} line{} end{} in CRLF; read like pi reads them (the \\r is JSON whitespace)",
@@ -219,7 +233,7 @@ impl<'a> Session<'a> {
             ));
         }
         if data.last() != Some(&b'\n') && entries.last().is_some_and(|e| e.span().end == data.len()) {
-            diags.push(warn(lines, "no final newline; pi 1.6 would append one to the file when opening it, pisces leaves the file as it is".into()));
+            diags.push(warn(Problem::NoFinalNewline, lines, "no final newline; pi 1.6 would append one to the file when opening it, pisces leaves the file as it is".into()));
         }
         // Positions of `session` lines in pi's parsed-entry list (headers and entries).
         let header_ordinals = header_lines
@@ -242,7 +256,7 @@ impl<'a> Session<'a> {
                 if e.kind == EntryType::NotObject {
                     // pi's migration crashes assigning an id to a number or a string;
                     // pisces leaves such a line out of the chain.
-                    diags.push(warn(e.line, "pi cannot migrate this version-1 file past this line (it crashes giving an id to a value that is not an object); pisces leaves the line out of the chain".into()));
+                    diags.push(warn(Problem::V1NotObject, e.line, "pi cannot migrate this version-1 file past this line (it crashes giving an id to a value that is not an object); pisces leaves the line out of the chain".into()));
                     continue;
                 }
                 owned.push(format!("L{}", e.line));
@@ -317,7 +331,7 @@ impl<'a> Session<'a> {
                 show_id(self.id(i as u32)),
                 self.entries[prev].line
             );
-            diags.push(warn(self.entries[i].line, message));
+            diags.push(warn(Problem::DuplicateId, self.entries[i].line, message));
         }
         let duplicates = self.duplicate_ids;
         for i in 0..n {
@@ -344,6 +358,7 @@ impl<'a> Session<'a> {
             let own = self.id(i as u32);
             if Some(pid) == own {
                 diags.push(warn(
+                    Problem::SelfParent,
                     e.line,
                     format!(
                         "entry {} is its own parent; treated as a root (as pi's tree does; pi's context builder loops on it until it runs out of memory)",
@@ -355,6 +370,7 @@ impl<'a> Session<'a> {
             match self.get(pid) {
                 Some(p) => self.entries[i].set_parent(Some(p)),
                 None => diags.push(warn(
+                    Problem::DanglingParent,
                     e.line,
                     format!(
                         "parent {} of entry {} not found; the entry is treated as a root, as pi's tree does",
@@ -437,6 +453,7 @@ impl<'a> Session<'a> {
                         let &first = cycle.iter().min().expect("non-empty");
                         let names: Vec<String> = cycle.iter().rev().map(|&m| show_id(self.id(m))).collect();
                         diags.push(warn(
+                            Problem::Cycle,
                             self.entries[first as usize].line,
                             format!(
                                 "parent cycle {} -> {}; pisces treats {} (the earliest in the file) as a root (pi loops on a path through it until it runs out of memory)",
@@ -693,12 +710,12 @@ fn show_id(id: Option<&str>) -> String {
     }
 }
 
-fn warn(line: u32, message: String) -> Diagnostic {
-    Diagnostic { severity: Severity::Warning, line: Some(line), message }
+fn warn(kind: Problem, line: u32, message: String) -> Diagnostic {
+    Diagnostic { kind, severity: Severity::Warning, line: Some(line), message }
 }
 
-fn note(line: u32, message: String) -> Diagnostic {
-    Diagnostic { severity: Severity::Note, line: Some(line), message }
+fn note(kind: Problem, line: u32, message: String) -> Diagnostic {
+    Diagnostic { kind, severity: Severity::Note, line: Some(line), message }
 }
 
 fn plural(n: usize) -> &'static str {
