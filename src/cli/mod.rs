@@ -2,8 +2,14 @@
 //! calls the library and a renderer. Shared plumbing (opening a session, printing its
 //! diagnostics, exit codes) lives here.
 
+pub mod check;
+pub mod completions;
+pub mod label;
+pub mod leaves;
 pub mod man;
 pub mod path;
+pub mod show;
+pub mod tree;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +18,8 @@ use clap::{Parser, Subcommand};
 
 use crate::render::{ColorChoice, Ui};
 use crate::session::locate::{locate, SearchDirs, SessionArg};
+use serde_json::{Map, Value};
+
 use crate::session::{LoadError, Session, Severity, Source};
 
 const AFTER_HELP: &str = "\
@@ -53,7 +61,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Tree(tree::Args),
     Path(path::Args),
+    Show(show::Args),
+    Leaves(leaves::Args),
+    Check(check::Args),
+    Label(label::Args),
+    Completions(completions::Args),
 }
 
 /// Settings every command shares, resolved once.
@@ -70,7 +84,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     let ctx =
         Ctx { ui: Ui::from_env(cli.color), strict: cli.strict, search: SearchDirs { session_dir: cli.session_dir } };
     match cli.command {
+        Command::Tree(args) => tree::run(&ctx, args),
         Command::Path(args) => path::run(&ctx, args),
+        Command::Show(args) => show::run(&ctx, args),
+        Command::Leaves(args) => leaves::run(&ctx, args),
+        Command::Check(args) => check::run(&ctx, args),
+        Command::Label(args) => label::run(&ctx, args),
+        Command::Completions(args) => completions::run(args),
     }
 }
 
@@ -93,4 +113,19 @@ pub fn report_diagnostics(ctx: &Ctx, session: &Session) -> anyhow::Result<()> {
         return Err(LoadError::Strict { name: session.name.clone(), count: session.warnings() }.into());
     }
     Ok(())
+}
+
+/// The `session` object every JSON document carries: the file as given, the header's id,
+/// version (1 when absent), cwd and parentSession, and the session name.
+pub fn session_json(session: &Session) -> Value {
+    let mut info = Map::new();
+    info.insert("file".into(), session.name.clone().into());
+    info.insert("id".into(), session.session_id().into());
+    info.insert("version".into(), session.header.get("version").cloned().unwrap_or(Value::from(1)));
+    info.insert("cwd".into(), session.header.get("cwd").cloned().unwrap_or(Value::Null));
+    info.insert("name".into(), session.name_of_session().map_or(Value::Null, Value::from));
+    if let Some(parent) = session.header.get("parentSession") {
+        info.insert("parentSession".into(), parent.clone());
+    }
+    Value::Object(info)
 }

@@ -6,9 +6,9 @@ use std::io::{BufWriter, Write};
 
 use clap::ValueEnum;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::{open_source, report_diagnostics, Ctx, ExitStatus};
+use super::{open_source, report_diagnostics, session_json, Ctx, ExitStatus};
 use crate::llm::wire::{self, ModelRef};
 use crate::render::transcript::{self, TranscriptHead};
 use crate::session::context::{self, Projection};
@@ -195,15 +195,6 @@ impl Serialize for PathIds<'_> {
 }
 
 fn document<'a>(session: &'a Session, p: &'a Projection, llm: bool, with_system: bool) -> PathDocument<'a> {
-    let mut info = Map::new();
-    info.insert("file".into(), session.name.clone().into());
-    info.insert("id".into(), session.session_id().into());
-    info.insert("version".into(), session.header.get("version").cloned().unwrap_or(Value::from(1)));
-    info.insert("cwd".into(), session.header.get("cwd").cloned().unwrap_or(Value::Null));
-    info.insert("name".into(), session.name_of_session().map_or(Value::Null, Value::from));
-    if let Some(parent) = session.header.get("parentSession") {
-        info.insert("parentSession".into(), parent.clone());
-    }
     let system = with_system.then(|| {
         json!({
             "prompt": system::current_system_prompt(&p.messages),
@@ -213,7 +204,7 @@ fn document<'a>(session: &'a Session, p: &'a Projection, llm: bool, with_system:
     });
     PathDocument {
         version: 1,
-        session: Value::Object(info),
+        session: session_json(session),
         leaf_id: p.leaf.map_or(Value::Null, |l| session.id_value(l)),
         leaf_line: p.leaf.map(|l| session.entries[l as usize].line),
         model: &p.model,

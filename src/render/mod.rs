@@ -1,7 +1,10 @@
 //! Renderers: they write to a writer they are given and decide nothing about the
 //! terminal themselves; [`Ui`] holds the decisions (color, width), made once at start-up.
 
+pub mod entry;
+pub mod table;
 pub mod transcript;
+pub mod tree;
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
@@ -22,6 +25,9 @@ pub struct Ui {
     pub color: bool,
     /// Standard output is a terminal (formats default differently when piped).
     pub stdout_tty: bool,
+    /// The width to cut lines to: on a terminal, `$COLUMNS` when set, else the terminal's
+    /// size; `None` when piped (nothing is cut then, unless a command's `--width` asks).
+    pub width: Option<usize>,
 }
 
 impl Ui {
@@ -41,12 +47,13 @@ impl Ui {
             }
             ColorChoice::Auto => stdout_tty,
         };
-        Ui { color, stdout_tty }
+        let width = stdout_tty.then(terminal_width).flatten();
+        Ui { color, stdout_tty, width }
     }
 
     /// A Ui for tests and pipes: no color.
     pub fn plain() -> Ui {
-        Ui { color: false, stdout_tty: false }
+        Ui { color: false, stdout_tty: false, width: None }
     }
 
     /// `text` in the style of `what`, if color is on.
@@ -62,9 +69,16 @@ impl Ui {
             Paint::Summary => text.magenta().bold().to_string(),
             Paint::System => text.blue().bold().to_string(),
             Paint::Label => text.bright_yellow().bold().to_string(),
+            Paint::Active => text.bright_green().bold().to_string(),
             Paint::Dim => text.dimmed().to_string(),
         })
     }
+}
+
+/// `$COLUMNS`, else the size of the terminal on stdout.
+fn terminal_width() -> Option<usize> {
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&c| c > 0);
+    columns.or_else(|| terminal_size::terminal_size().map(|(w, _)| w.0 as usize).filter(|&w| w > 0))
 }
 
 /// What a piece of output is; the Ui decides how it looks (labels, not raw colors).
@@ -77,6 +91,8 @@ pub enum Paint {
     Summary,
     System,
     Label,
+    /// The active path's marker.
+    Active,
     Dim,
 }
 

@@ -14,6 +14,8 @@ pub mod rev;
 pub mod source;
 pub mod system;
 pub mod tree;
+pub mod usage;
+pub mod view;
 pub mod write;
 
 pub use entry::{EntryMeta, EntryType, Role};

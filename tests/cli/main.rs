@@ -4,19 +4,29 @@
 //! every session file and every leaf pi computed a golden for is its own case.
 
 mod broken;
+mod check_cmd;
 mod common;
 mod conformance;
 mod inputs;
+mod label_cmd;
+mod meta;
 mod path_cmd;
 mod revs;
+mod show_leaves;
+mod tree_cmd;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(broken::trials());
+    trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());
     trials.extend(inputs::trials());
+    trials.extend(label_cmd::trials());
+    trials.extend(meta::trials());
     trials.extend(path_cmd::trials());
     trials.extend(revs::trials());
+    trials.extend(show_leaves::trials());
+    trials.extend(tree_cmd::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -1,0 +1,189 @@
+//! `pisces tree SESSION`: the session tree, drawn the way pi's `/tree` selector draws it.
+
+use std::collections::BTreeSet;
+use std::io::{BufWriter, Write};
+
+use clap::ValueEnum;
+
+use super::{open_source, report_diagnostics, Ctx, ExitStatus};
+use crate::render::tree::{self as draw, TextOptions};
+use crate::session::view::{self, Filter, Options, TreeView};
+use crate::session::{rev, Session};
+
+const EXAMPLES: &str = "\
+Examples:
+  pisces tree session.jsonl                       # the tree as pi's /tree shows it
+  pisces tree session.jsonl --filter user --ids   # only the prompts, with ids to copy
+  pisces tree session.jsonl --search 'fix test'   # entries whose text has both words
+  pisces tree session.jsonl --leaf fix-1          # mark the path to the entry labelled fix-1
+  pisces tree session.jsonl --compact --time      # long runs folded, with entry times
+  pisces tree session.jsonl --around a3f9 --depth 1   # only the branch through a3f9
+  pisces tree session.jsonl --format dot | dot -Tsvg > tree.svg";
+
+/// Print the session tree as pi's /tree selector draws it.
+///
+/// One line per entry: pi's branch connectors and gutters, `•` on every entry of the active
+/// path (the path to `@`, pi's current leaf, or to --leaf), `[label]` before the text, and
+/// pi's one-line text for each entry type, with pi's visibility rules (an assistant that
+/// only called tools is hidden unless it is the leaf; `usage` entries never show; filters
+/// hide entries and the drawing is recomputed over what stays visible).
+///
+/// Lines are cut to the terminal's width (never wrapped; pi's sideways panning keeps the
+/// leaf's text in view), and not cut when piped unless --width is given. Session text is
+/// made safe for the terminal (escape sequences, control characters and bidi overrides
+/// removed). Tool paths under $HOME show as `~/…`, as in pi.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Session file, `-` for stdin, or a session id / unique id prefix.
+    pub session: String,
+
+    /// The leaf whose path is marked active (default `@`, pi's current leaf: the last entry).
+    #[arg(long, value_name = "REV")]
+    pub leaf: Option<String>,
+
+    /// Which entries to show, as pi's filters: default (no settings/bookkeeping entries),
+    /// no-tools (also no tool results), user (user messages only), labeled (labelled
+    /// entries only), all (everything but usage entries).
+    #[arg(long, value_enum, default_value_t = FilterArg::Default, value_name = "FILTER")]
+    pub filter: FilterArg,
+
+    /// Only entries whose text contains every word (case-insensitive), as pi's search.
+    #[arg(long, value_name = "WORDS")]
+    pub search: Option<String>,
+
+    /// Fold the subtree below this entry, as pi's ⊞ (repeatable).
+    #[arg(long, value_name = "REV")]
+    pub fold: Vec<String>,
+
+    /// Show each entry's shortest unique id prefix in a column (for `pisces path`, `diff`, `fork`).
+    #[arg(long)]
+    pub ids: bool,
+
+    /// Show each entry's time (UTC) in a column.
+    #[arg(long)]
+    pub time: bool,
+
+    /// Open only N levels of branches: deeper branches are folded to their first entry (⊞).
+    #[arg(long, value_name = "N")]
+    pub depth: Option<u32>,
+
+    /// Open only the branch through REV: the other branches off its ancestors are folded to
+    /// their first entry (⊞); REV's subtree stays open.
+    #[arg(long, value_name = "REV")]
+    pub around: Option<String>,
+
+    /// Collapse long single-child runs into `… N entries …` lines (branch points, first
+    /// entries of branches, leaves, labelled entries and the leaf stay visible).
+    #[arg(long)]
+    pub compact: bool,
+
+    /// Cut lines to N columns [default: the terminal's width ($COLUMNS or the tty); no
+    /// cutting when piped].
+    #[arg(long, value_name = "N")]
+    pub width: Option<usize>,
+
+    /// Output format: text (pi's drawing), json (the visible tree as data), dot (Graphviz).
+    #[arg(long, short, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FilterArg {
+    Default,
+    NoTools,
+    #[value(alias = "user-only")]
+    User,
+    #[value(alias = "labeled-only", alias = "labelled")]
+    Labeled,
+    All,
+}
+
+impl From<FilterArg> for Filter {
+    fn from(f: FilterArg) -> Filter {
+        match f {
+            FilterArg::Default => Filter::Default,
+            FilterArg::NoTools => Filter::NoTools,
+            FilterArg::User => Filter::UserOnly,
+            FilterArg::Labeled => Filter::LabeledOnly,
+            FilterArg::All => Filter::All,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// pi's /tree drawing.
+    Text,
+    /// `{"version":1, roots, nodes:[{id, parentId, type, role, text, label, depth, onActivePath, children, …}]}`.
+    Json,
+    /// A Graphviz digraph with the active path highlighted.
+    Dot,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
+    let source = open_source(ctx, &args.session)?;
+    // pi reads `process.env.HOME || process.env.USERPROFILE` when it shortens tool paths.
+    let home = [std::env::var("HOME"), std::env::var("USERPROFILE")]
+        .into_iter()
+        .flatten()
+        .find(|h| !h.is_empty())
+        .unwrap_or_default();
+    // A line that looked whole to the index may fail to parse whole; pi would have skipped
+    // it, so read the file again treating it as malformed (as `path` does).
+    let mut damaged = BTreeSet::new();
+    loop {
+        let session = Session::load_excluding(&source, &damaged)?;
+        let leaf = match &args.leaf {
+            Some(r) => Some(rev::resolve(&session, r)?),
+            None => session.default_leaf(),
+        };
+        let folds = args.fold.iter().map(|r| rev::resolve(&session, r)).collect::<Result<Vec<_>, _>>()?;
+        let around = args.around.as_deref().map(|r| rev::resolve(&session, r)).transpose()?;
+        let opts = Options { filter: args.filter.into(), search: args.search.clone(), folds, leaf, home: home.clone() };
+        match build(&session, opts, around, args.depth) {
+            Ok(view) => {
+                report_diagnostics(ctx, &session)?;
+                return print(ctx, &args, &session, &view, leaf);
+            }
+            Err(view::Damaged(lines)) => damaged.extend(lines),
+        }
+    }
+}
+
+/// The view, with --around and --depth turned into folds (each needs the drawn tree first).
+fn build<'s>(
+    session: &'s Session,
+    mut opts: Options,
+    around: Option<u32>,
+    depth: Option<u32>,
+) -> Result<TreeView<'s>, view::Damaged> {
+    let mut view = view::build(session, &opts)?;
+    if let Some(target) = around {
+        opts.folds.extend(view::folds_around(session, &view, target));
+        view = view::build(session, &opts)?;
+    }
+    if let Some(depth) = depth {
+        opts.folds.extend(view::folds_for_depth(&view, depth));
+        view = view::build(session, &opts)?;
+    }
+    Ok(view)
+}
+
+fn print(ctx: &Ctx, args: &Args, session: &Session, view: &TreeView, leaf: Option<u32>) -> anyhow::Result<ExitStatus> {
+    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match args.format {
+        Format::Text => {
+            let width = args.width.or(ctx.ui.width);
+            let opts = TextOptions { width, ids: args.ids, time: args.time, compact: args.compact };
+            draw::write_text(&mut out, &ctx.ui, session, view, &opts)?;
+        }
+        Format::Json => {
+            let filter = Filter::from(args.filter).pi_name();
+            draw::write_json(&mut out, session, view, leaf, filter)?;
+        }
+        Format::Dot => draw::write_dot(&mut out, session, view)?,
+    }
+    out.flush()?;
+    Ok(0)
+}
