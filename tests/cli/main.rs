@@ -13,7 +13,9 @@ mod meta;
 mod path_cmd;
 mod revs;
 mod show_leaves;
+mod snapshots;
 mod tree_cmd;
+mod verified;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
@@ -27,6 +29,8 @@ fn main() {
     trials.extend(path_cmd::trials());
     trials.extend(revs::trials());
     trials.extend(show_leaves::trials());
+    trials.extend(snapshots::trials());
     trials.extend(tree_cmd::trials());
+    trials.extend(verified::trials());
     libtest_mimic::run(&args, trials).exit();
 }
