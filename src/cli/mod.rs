@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod completions;
+pub mod fork;
 pub mod label;
 pub mod leaves;
 pub mod man;
@@ -65,6 +66,7 @@ pub enum Command {
     Path(path::Args),
     Show(show::Args),
     Leaves(leaves::Args),
+    Fork(fork::Args),
     Check(check::Args),
     Label(label::Args),
     Completions(completions::Args),
@@ -88,6 +90,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Path(args) => path::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Leaves(args) => leaves::run(&ctx, args),
+        Command::Fork(args) => fork::run(&ctx, args),
         Command::Check(args) => check::run(&ctx, args),
         Command::Label(args) => label::run(&ctx, args),
         Command::Completions(args) => completions::run(args),

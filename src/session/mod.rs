@@ -6,6 +6,7 @@
 pub mod check;
 pub mod context;
 pub mod entry;
+pub mod fork;
 pub mod js;
 pub mod load;
 pub mod locate;

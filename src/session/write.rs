@@ -174,3 +174,120 @@ mod tests {
         assert_eq!(r, AppendResult { first_line: 3, lines: 1 });
     }
 }
+
+/// Creating a new file failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NewFileError {
+    #[error("{name}: already exists; pisces never overwrites a file (as pi opens new sessions with `wx`)")]
+    Exists { name: String },
+    #[error("{name}: no such directory")]
+    NoDir { name: String },
+    #[error("{name}: not a file name (the path ends in a directory)")]
+    NotAFileName { name: String },
+    #[error("{name}: {source}")]
+    Io {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Writes a new file at `path` atomically, and never over an existing one: the bytes go
+/// to a temporary file beside it (same directory, so the same filesystem), are flushed to
+/// disk, and the temporary file is then linked to `path`, which fails if `path` exists
+/// (pi's `wx`); the temporary name is removed in every case. A reader sees either no file
+/// or the whole file. Filesystems without hard links get a rename after an existence
+/// check instead (a narrow window in which a file created by someone else could be
+/// replaced). `fill` writes the content; its writer is buffered.
+pub fn write_new_file(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), NewFileError> {
+    let name = path.display().to_string();
+    let io = |source| NewFileError::Io { name: name.clone(), source };
+    let Some(file_name) = path.file_name() else { return Err(NewFileError::NotAFileName { name }) };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(NewFileError::NoDir { name: dir.display().to_string() });
+    }
+    if path.symlink_metadata().is_ok() {
+        return Err(NewFileError::Exists { name });
+    }
+    // A hidden name unique to this process and call, in the target directory.
+    let mut tmp = None;
+    for _ in 0..16 {
+        let candidate = dir.join(format!(
+            ".{}.{}.{:08x}.tmp",
+            file_name.to_string_lossy(),
+            std::process::id(),
+            random_u64() as u32
+        ));
+        match OpenOptions::new().write(true).create_new(true).open(&candidate) {
+            Ok(f) => {
+                tmp = Some((candidate, f));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io(e)),
+        }
+    }
+    let Some((tmp_path, file)) = tmp else {
+        return Err(io(std::io::Error::other("could not create a temporary file beside it")));
+    };
+    // Removes the temporary name however this ends.
+    struct Cleanup<'p>(&'p Path);
+    impl Drop for Cleanup<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(self.0);
+        }
+    }
+    let _cleanup = Cleanup(&tmp_path);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    fill(&mut out).map_err(io)?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    drop(file);
+    match std::fs::hard_link(&tmp_path, path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(NewFileError::Exists { name }),
+        Err(_) => {
+            // No hard links here (some network and FUSE filesystems): check, then rename.
+            if path.symlink_metadata().is_ok() {
+                return Err(NewFileError::Exists { name });
+            }
+            std::fs::rename(&tmp_path, path).map_err(io)?;
+        }
+    }
+    // The new name is durable once the directory is.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod new_file_tests {
+    use super::*;
+
+    #[test]
+    fn new_files_are_written_whole_and_never_over_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new.jsonl");
+        write_new_file(&p, |w| w.write_all(b"{\"a\":1}\n")).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{\"a\":1}\n");
+        let err = write_new_file(&p, |w| w.write_all(b"other\n")).unwrap_err();
+        assert!(matches!(err, NewFileError::Exists { .. }), "{err}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"{\"a\":1}\n");
+        // A failing writer leaves nothing behind, not even the temporary name.
+        let q = dir.path().join("failed.jsonl");
+        let err = write_new_file(&q, |_| Err(std::io::Error::other("boom"))).unwrap_err();
+        assert!(err.to_string().contains("boom"));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("new.jsonl")]);
+        let err = write_new_file(&dir.path().join("missing/x.jsonl"), |_| Ok(())).unwrap_err();
+        assert!(matches!(err, NewFileError::NoDir { .. }), "{err}");
+    }
+}
