@@ -262,7 +262,8 @@ pub fn v8_sort_by_key<T: Copy>(items: &mut [T], key: impl Fn(T) -> Option<f64>) 
         }
         items[..run].reverse();
     } else {
-        while run < n && !(cmp(items[run], items[run - 1]) < 0.0) {
+        // "Not less than" on purpose: NaN (incomparable) continues the run, as in V8.
+        while run < n && cmp(items[run], items[run - 1]).partial_cmp(&0.0) != Some(std::cmp::Ordering::Less) {
             run += 1;
         }
     }

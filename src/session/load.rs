@@ -58,7 +58,7 @@ const PARALLEL_MIN: usize = 4 << 20;
 
 /// Scans every line of `data`, on two threads for large files (each half starts at a
 /// line boundary; line numbers are fixed up when the halves are joined).
-pub(crate) fn scan<'a>(data: &'a [u8], bad_lines: &BTreeSet<u32>) -> Scan {
+pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<u32>) -> Scan {
     let mid = data.len() / 2;
     let split = if data.len() >= PARALLEL_MIN && bad_lines.is_empty() {
         memchr::memchr(b'\n', &data[mid..]).map(|i| mid + i + 1).filter(|&s| s < data.len())
@@ -91,7 +91,7 @@ pub(crate) fn scan<'a>(data: &'a [u8], bad_lines: &BTreeSet<u32>) -> Scan {
     first
 }
 
-fn scan_range<'a>(data: &'a [u8], range: Range<usize>, first_line: u32, bad_lines: &BTreeSet<u32>) -> Scan {
+fn scan_range(data: &[u8], range: Range<usize>, first_line: u32, bad_lines: &BTreeSet<u32>) -> Scan {
     let chunk = &data[range.clone()];
     let mut out = Scan {
         entries: Vec::with_capacity(estimate_lines(chunk)),

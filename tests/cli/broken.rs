@@ -104,7 +104,7 @@ fn cycles_resolve() -> TestResult {
             serde_json::from_slice(&run(&["path", path.to_str().unwrap(), "--format", "json"]).stdout)?;
         let ids: Vec<&str> = doc["pathIds"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
         check(ids.starts_with(&want), || format!("{file}: path {ids:?}"))?;
-        check(fs::read(&path)?.len() > 0, || "file emptied".into())?;
+        check(!fs::read(&path)?.is_empty(), || "file emptied".into())?;
     }
     Ok(())
 }

@@ -108,7 +108,7 @@ pub(super) fn transform_messages(messages: &[Value], target: &Target, normalize_
     let transformed: Vec<Value> = messages
         .iter()
         .map(|msg| {
-            let msg = if msg.get("content").map_or(true, Value::is_null) {
+            let msg = if msg.get("content").is_none_or(Value::is_null) {
                 with_field(msg.clone(), "content", json!([]))
             } else {
                 msg.clone()
