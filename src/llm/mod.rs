@@ -1,3 +1,7 @@
-//! Talking to models: provider request formats (and, later, the HTTP providers).
+//! Talking to models: the provider interface, HTTP providers, and provider request
+//! formats.
 
+pub mod provider;
 pub mod wire;
+
+pub use provider::{LlmError, ModelSpec, Provider, Request, StreamEvent};
