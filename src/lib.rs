@@ -5,6 +5,7 @@
 //! [`render`] (writers for people and programs), [`cli`] (one file per subcommand).
 
 pub mod cli;
+pub mod diff;
 pub mod llm;
 pub mod render;
 pub mod session;

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod completions;
+pub mod diff;
 pub mod fork;
 pub mod label;
 pub mod leaves;
@@ -66,6 +67,7 @@ pub enum Command {
     Path(path::Args),
     Show(show::Args),
     Leaves(leaves::Args),
+    Diff(diff::Args),
     Fork(fork::Args),
     Check(check::Args),
     Label(label::Args),
@@ -90,6 +92,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Path(args) => path::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Leaves(args) => leaves::run(&ctx, args),
+        Command::Diff(args) => diff::run(&ctx, args),
         Command::Fork(args) => fork::run(&ctx, args),
         Command::Check(args) => check::run(&ctx, args),
         Command::Label(args) => label::run(&ctx, args),

@@ -1,6 +1,7 @@
 //! Renderers: they write to a writer they are given and decide nothing about the
 //! terminal themselves; [`Ui`] holds the decisions (color, width), made once at start-up.
 
+pub mod diff;
 pub mod entry;
 pub mod table;
 pub mod transcript;
@@ -70,6 +71,8 @@ impl Ui {
             Paint::System => text.blue().bold().to_string(),
             Paint::Label => text.bright_yellow().bold().to_string(),
             Paint::Active => text.bright_green().bold().to_string(),
+            Paint::Insert => text.green().to_string(),
+            Paint::Delete => text.red().to_string(),
             Paint::Dim => text.dimmed().to_string(),
         })
     }
@@ -93,6 +96,10 @@ pub enum Paint {
     Label,
     /// The active path's marker.
     Active,
+    /// Inserted text in a diff.
+    Insert,
+    /// Deleted text in a diff.
+    Delete,
     Dim,
 }
 

@@ -7,6 +7,7 @@ mod broken;
 mod check_cmd;
 mod common;
 mod conformance;
+mod diff_cmd;
 mod fork_cmd;
 mod inputs;
 mod label_cmd;
@@ -24,6 +25,7 @@ fn main() {
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());
+    trials.extend(diff_cmd::trials());
     trials.extend(fork_cmd::trials());
     trials.extend(inputs::trials());
     trials.extend(label_cmd::trials());

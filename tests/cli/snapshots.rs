@@ -20,7 +20,10 @@ const CASES: &[(&str, &[&str])] = &[
     ("show_image", &["show", "testdata/pi-1.6.0/11-bash-and-images.jsonl", "@~2", "--format", "json"]),
     ("leaves_branches", &["leaves", "testdata/pi-1.6.0/03-tree-branches.jsonl"]),
     ("leaves_json", &["leaves", "testdata/pi-1.6.0/22-two-fix-attempts.jsonl", "--format", "json"]),
-    ("check_broken", &["check", "testdata/edge/01-malformed-middle-line.jsonl", "testdata/edge/27-cycles-off-path.jsonl"]),
+    (
+        "check_broken",
+        &["check", "testdata/edge/01-malformed-middle-line.jsonl", "testdata/edge/27-cycles-off-path.jsonl"],
+    ),
     ("check_errors_json", &["check", "testdata/edge/errors", "--format", "json"]),
 ];
 

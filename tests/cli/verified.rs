@@ -47,7 +47,8 @@ fn pi_render_is_the_reference() -> TestResult {
 fn same_as_pi(golden: &str, args: &[&str]) -> TestResult {
     let pi = fs::read_to_string(testdata().join("verified").join(golden))?;
     let lines: Vec<&str> = pi.lines().collect();
-    let want: String = lines[..lines.len() - 1].iter().map(|l| format!("{}\n", l.chars().skip(2).collect::<String>())).collect();
+    let want: String =
+        lines[..lines.len() - 1].iter().map(|l| format!("{}\n", l.chars().skip(2).collect::<String>())).collect();
     let file = testdata().join("verified/verified-tree.jsonl");
     let out = pisces().args(["tree", file.to_str().unwrap(), "--leaf", "a0000013"]).args(args).output()?;
     let got = stdout(&out);

@@ -1,0 +1,280 @@
+//! Turns: cutting a side into turns, aligning two sides' turns, and describing a turn.
+//!
+//! A turn starts at a user message, a `bashExecution` or a custom message (pi's
+//! compaction: `findTurnStartIndex`), together with the entries that yield no message
+//! right before it (a branch summary, a model change, a label: what the user did before
+//! sending the prompt). Entries before a side's first prompt continue the turn the fork
+//! point is in.
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
+use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
+
+use super::facts::{self, Fact, FactKind};
+use super::summary::outcome;
+use super::{Event, Prompt, Reply, ToolCall, Turn};
+use crate::session::{EntryType, Role, Session};
+
+/// A turn of one side: a range of its facts, and the fact that starts it.
+#[derive(Clone, Debug)]
+pub(super) struct Span {
+    pub range: Range<usize>,
+    pub prompt: Option<usize>,
+}
+
+fn is_prompt(s: &Session, i: u32) -> bool {
+    let e = &s.entries[i as usize];
+    matches!(
+        (e.kind, e.role),
+        (EntryType::Message, Role::User | Role::BashExecution | Role::Custom | Role::HookMessage)
+            | (EntryType::CustomMessage, _)
+    )
+}
+
+/// An entry that yields no message (what may come with the next prompt).
+fn yields_no_message(s: &Session, i: u32) -> bool {
+    !matches!(s.entries[i as usize].kind, EntryType::Message | EntryType::CustomMessage)
+}
+
+/// Cuts a side (its entries, in path order) into turns.
+pub(super) fn split(s: &Session, facts: &[Fact]) -> Vec<Span> {
+    split_entries(s, &facts.iter().map(|f| f.entry).collect::<Vec<_>>())
+}
+
+fn split_entries(s: &Session, entries: &[u32]) -> Vec<Span> {
+    let mut starts: Vec<(usize, usize)> = Vec::new(); // (first entry, prompt)
+    let mut floor = 0;
+    for (k, &i) in entries.iter().enumerate() {
+        if !is_prompt(s, i) {
+            continue;
+        }
+        let mut first = k;
+        while first > floor && yields_no_message(s, entries[first - 1]) {
+            first -= 1;
+        }
+        starts.push((first, k));
+        floor = k + 1;
+    }
+    let mut spans = Vec::with_capacity(starts.len() + 1);
+    let lead_end = starts.first().map_or(entries.len(), |&(f, _)| f);
+    if lead_end > 0 {
+        spans.push(Span { range: 0..lead_end, prompt: None });
+    }
+    for (n, &(first, prompt)) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).map_or(entries.len(), |&(f, _)| f);
+        spans.push(Span { range: first..end, prompt: Some(prompt) });
+    }
+    spans
+}
+
+/// Pairs the two sides' turns: the parts continuing across the fork point together, then
+/// the rest by a diff of their prompts (equal prompts pair up; between them, turns pair
+/// in order).
+pub(super) fn align<'t>(
+    fa: &[Fact],
+    ta: &'t [Span],
+    fb: &[Fact],
+    tb: &'t [Span],
+) -> Vec<(Option<&'t Span>, Option<&'t Span>)> {
+    let mut pairs = Vec::new();
+    let lead = |t: &'t [Span]| match t.first() {
+        Some(x) if x.prompt.is_none() => (Some(x), &t[1..]),
+        _ => (None, t),
+    };
+    let (la, ra) = lead(ta);
+    let (lb, rb) = lead(tb);
+    if la.is_some() || lb.is_some() {
+        pairs.push((la, lb));
+    }
+    let key = |facts: &[Fact], t: &Span| -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        if let Some(FactKind::Prompt(p)) = t.prompt.map(|k| &facts[k].kind) {
+            p.kind.hash(&mut h);
+            p.text.hash(&mut h);
+        }
+        h.finish()
+    };
+    let ka: Vec<u64> = ra.iter().map(|t| key(fa, t)).collect();
+    let kb: Vec<u64> = rb.iter().map(|t| key(fb, t)).collect();
+    // No prompt in common (attempts usually differ in every prompt): pair in order.
+    let in_b: rustc_hash::FxHashSet<u64> = kb.iter().copied().collect();
+    if !ka.iter().any(|k| in_b.contains(k)) {
+        for d in 0..ra.len().max(rb.len()) {
+            pairs.push((ra.get(d), rb.get(d)));
+        }
+        return pairs;
+    }
+    let deadline = Instant::now() + Duration::from_millis(20);
+    for op in capture_diff_slices_deadline(Algorithm::Patience, &ka, &kb, Some(deadline)) {
+        match op {
+            DiffOp::Equal { old_index, new_index, len } => {
+                for d in 0..len {
+                    pairs.push((Some(&ra[old_index + d]), Some(&rb[new_index + d])));
+                }
+            }
+            DiffOp::Delete { old_index, old_len, .. } => {
+                pairs.extend((0..old_len).map(|d| (Some(&ra[old_index + d]), None)));
+            }
+            DiffOp::Insert { new_index, new_len, .. } => {
+                pairs.extend((0..new_len).map(|d| (None, Some(&rb[new_index + d]))));
+            }
+            DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                for d in 0..old_len.max(new_len) {
+                    pairs.push(((d < old_len).then(|| &ra[old_index + d]), (d < new_len).then(|| &rb[new_index + d])));
+                }
+            }
+        }
+    }
+    pairs
+}
+
+/// Tool results of a side by the call id they answer.
+pub(super) fn results_by_call(facts: &[Fact]) -> FxHashMap<&str, usize> {
+    let mut map = FxHashMap::default();
+    for (k, f) in facts.iter().enumerate() {
+        if let FactKind::ToolResult(r) = &f.kind {
+            map.entry(r.call_id.as_str()).or_insert(k);
+        }
+    }
+    map
+}
+
+/// Describes one turn (`results`: [`results_by_call`] of all `facts`).
+pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&str, usize>) -> Turn {
+    let facts = &all[span.range.clone()];
+    let prompt = span.prompt;
+    let start = facts.first().map(|f| f.entry);
+    let mut turn = Turn {
+        start_id: start.map_or(serde_json::Value::Null, |i| s.id_value(i)),
+        start_line: start.map_or(0, |i| s.entries[i as usize].line),
+        prompt: prompt.and_then(|k| match &all[k].kind {
+            FactKind::Prompt(p) => Some(Prompt {
+                kind: p.kind,
+                id: s.id_value(all[k].entry),
+                line: s.entries[all[k].entry as usize].line,
+                text: p.text.clone(),
+                exit_code: p.exit_code,
+                custom_type: p.custom_type.clone(),
+            }),
+            _ => None,
+        }),
+        entries: facts.len(),
+        model_calls: 0,
+        tool_calls: Vec::new(),
+        reply: None,
+        events: Vec::new(),
+    };
+    for f in facts {
+        let line = s.entries[f.entry as usize].line;
+        match &f.kind {
+            FactKind::Assistant(a) => {
+                turn.model_calls += 1;
+                for c in &a.calls {
+                    let result = results.get(c.id.as_str()).map(|&k| &all[k]);
+                    let r = result.and_then(|f| match &f.kind {
+                        FactKind::ToolResult(r) => Some(r),
+                        _ => None,
+                    });
+                    let (outcome, exit_code, error) = outcome(c, r);
+                    turn.tool_calls.push(ToolCall {
+                        entry_id: s.id_value(f.entry),
+                        line,
+                        call_id: c.id.clone(),
+                        name: c.name.clone(),
+                        target: target(c),
+                        outcome,
+                        exit_code,
+                        error,
+                        result_line: result.map(|f| s.entries[f.entry as usize].line),
+                    });
+                }
+                turn.reply = Some(Reply {
+                    id: s.id_value(f.entry),
+                    line,
+                    text: a.text.clone(),
+                    stop_reason: a.stop_reason.clone(),
+                    error_message: a.error_message.clone(),
+                });
+            }
+            FactKind::Event(text) => turn.events.push(Event {
+                kind: s.entries[f.entry as usize].kind.name().to_string(),
+                id: s.id_value(f.entry),
+                line,
+                text: text.clone(),
+            }),
+            _ => {}
+        }
+    }
+    turn
+}
+
+/// What a call acted on, for display: `path` (`path (lines 25-29)` for a partial read),
+/// the bash command, or another argument (`pattern`).
+pub(super) fn target(c: &facts::CallFact) -> Option<String> {
+    if let Some(p) = &c.path {
+        let n = |f: f64| js_number(f);
+        return Some(match (c.offset, c.limit) {
+            (None, None) => p.clone(),
+            (Some(o), Some(l)) => format!("{p} (lines {}-{})", n(o), n(o + l - 1.0)),
+            (Some(o), None) => format!("{p} (from line {})", n(o)),
+            (None, Some(l)) => format!("{p} (lines 1-{})", n(l)),
+        });
+    }
+    c.command.clone().or_else(|| c.other.clone())
+}
+
+fn js_number(f: f64) -> String {
+    crate::session::js::number(f).to_string()
+}
+
+/// The last user message of the shared prefix.
+pub(super) fn last_user_prompt(s: &Session, shared: &[u32]) -> Result<Option<super::EntryText>, u32> {
+    let Some(&i) = shared.iter().rev().find(|&&i| {
+        let e = &s.entries[i as usize];
+        e.kind == EntryType::Message && e.role == Role::User
+    }) else {
+        return Ok(None);
+    };
+    let text = match facts::fact(s, i)? {
+        FactKind::Prompt(p) => p.text,
+        _ => String::new(),
+    };
+    Ok(Some(super::EntryText { id: s.id_value(i), line: s.entries[i as usize].line, text }))
+}
+
+/// The last `n` turns of the shared prefix (the last one cut by the fork point).
+pub(super) fn context(s: &Session, shared: &[u32], n: usize) -> Result<Vec<Turn>, u32> {
+    if n == 0 || shared.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Find the n-th prompt from the end, reading only the index.
+    let mut seen = 0;
+    let mut from = 0;
+    for k in (0..shared.len()).rev() {
+        if is_prompt(s, shared[k]) {
+            seen += 1;
+            if seen == n {
+                from = k;
+                break;
+            }
+        }
+    }
+    if seen == 0 {
+        return Ok(Vec::new());
+    }
+    // Take in the entries without messages just before it, as `split` does.
+    while from > 0 && yields_no_message(s, shared[from - 1]) {
+        from -= 1;
+    }
+    let part = &shared[from..];
+    let facts: Vec<Fact> = part
+        .iter()
+        .map(|&i| Ok(Fact { entry: i, kind: facts::fact(s, i)?, usage: None }))
+        .collect::<Result<_, u32>>()?;
+    let spans = split_entries(s, part);
+    let results = results_by_call(&facts);
+    Ok(spans.iter().filter(|sp| sp.prompt.is_some()).map(|sp| view(s, &facts, sp, &results)).collect())
+}
