@@ -80,6 +80,10 @@ class Dataset:
 def parse_size(spec: str, seed: int) -> Dataset:
     """`100m` = 55,000 entries (~100 MB), `1g` = 550,000 (~1 GB), forking every 200 entries
     (the final leaf's path is about half the file); `-linear` = one chain (path = every entry)."""
+    if spec.strip().lower() == "diff":
+        # Two long branches (paths of ~52,000 entries, ~12,000 of them divergent on each
+        # side) for `pisces diff`.
+        return Dataset(spec="diff", entries=105_000, branch_every=52_000, seed=seed)
     m = re.fullmatch(r"(\d+)([mg])(-linear)?", spec.strip().lower())
     if not m:
         raise SystemExit(f"bench: bad size {spec!r} (want e.g. 100m, 1g, 100m-linear)")
@@ -198,7 +202,26 @@ def json_messages(stdout: bytes, stderr: str) -> int:
     return len(json.loads(stdout)["messages"])
 
 
+def first_leaf(env: Env, ds: Dataset) -> str:
+    """The first leaf of the file (in file order), found with `pisces leaves` once."""
+    if "first_leaf" not in ds.meta:
+        out = subprocess.run([env.pisces, "leaves", rel(ds.path), "--format", "json"], capture_output=True, check=True, cwd=env.repo)
+        leaves = json.loads(out.stdout)["leaves"]
+        ds.meta["first_leaf"] = min(leaves, key=lambda l: l["line"])["id"]
+    return ds.meta["first_leaf"]
+
+
+def only_diff(env: Env, ds: Dataset) -> Optional[str]:
+    return None if ds.spec == "diff" else "the diff file only"
+
+
+def not_diff(env: Env, ds: Dataset) -> Optional[str]:
+    return "not on the diff file" if ds.spec == "diff" else None
+
+
 def no_pi(env: Env, ds: Dataset) -> Optional[str]:
+    if ds.spec == "diff":
+        return "not on the diff file"
     if not env.pi:
         return "--no-pi"
     if ds.bytes > PI_MAX_BYTES:
@@ -207,7 +230,7 @@ def no_pi(env: Env, ds: Dataset) -> Optional[str]:
 
 
 COMMANDS: list[Command] = [
-    Command("pisces path", lambda env, ds: [env.pisces, "path", rel(ds.path), "@", "--format", "json"], heap=True, messages=json_messages),
+    Command("pisces path", lambda env, ds: [env.pisces, "path", rel(ds.path), "@", "--format", "json"], heap=True, messages=json_messages, skip=not_diff),
     Command("wc -l", lambda env, ds: ["wc", "-l", rel(ds.path)]),
     # pi's SessionManager load + buildSessionContext + convertToLlm, as the oracle runs it
     # (it also copies the file to a temp dir and reads/parses it once more for line numbers).
@@ -230,7 +253,10 @@ COMMANDS: list[Command] = [
         messages=lambda stdout, stderr: parse_pi_core(stderr)["messages"],
     ),
     # The whole tree, drawn as pi's /tree draws it, to a pipe (issue: "about a second" at 1 GB).
-    Command("pisces tree", lambda env, ds: [env.pisces, "tree", rel(ds.path)], heap=True),
+    Command("pisces tree", lambda env, ds: [env.pisces, "tree", rel(ds.path)], heap=True, skip=not_diff),
+    # Two ~52,000-entry paths: the file's first leaf against pi's current leaf.
+    Command("pisces diff --stat", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@", "--stat"], skip=only_diff),
+    Command("pisces diff (text)", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@"], skip=only_diff),
 ]
 
 SUBJECT = "pisces path"  # the row whose heap and ratios the targets check
@@ -307,6 +333,7 @@ GROWTH_TOLERANCE = 1.15  # n log n from 100 MB to 1 GB would already be ~1.2
 def growth_pairs(datasets: list[Dataset]) -> list[tuple[Dataset, Dataset]]:
     """Same shape, growing size (file-size growth); same size, branching vs linear (path-length growth)."""
     pairs = []
+    datasets = [d for d in datasets if d.spec != "diff"]  # a different shape, for `diff` only
     for linear in (False, True):
         same_shape = sorted((d for d in datasets if d.linear == linear), key=lambda d: d.bytes)
         pairs += list(zip(same_shape, same_shape[1:]))
@@ -758,7 +785,7 @@ def machine_info(env: Env, argv: list[str], build: str) -> dict:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="See bench/README.md.")
-    ap.add_argument("--sizes", default="100m,100m-linear,1g", help="files to measure: <N>m (N*550 entries, ~N MB), <N>g, with -linear for a single chain (default: %(default)s)")
+    ap.add_argument("--sizes", default="100m,100m-linear,1g,diff", help="files to measure: <N>m (N*550 entries, ~N MB), <N>g, with -linear for a single chain, diff (two ~52,000-entry branches) (default: %(default)s)")
     ap.add_argument("--runs", type=int, default=7, help="timed runs per command (default: %(default)s)")
     ap.add_argument("--pi-runs", type=int, default=3, help="timed runs of the pi commands, which take seconds (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="gen-session.py seed (default: %(default)s)")
