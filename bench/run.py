@@ -182,6 +182,7 @@ class Command:
     parse_stderr: Optional[Callable[[str], dict]] = None
     heap: bool = False
     messages: Optional[Callable[[bytes, str], int]] = None
+    ok_codes: tuple = (0,)  # exit statuses that are success (`diff` exits 1 on differences)
 
 
 def parse_alloc(text: str) -> dict:
@@ -255,8 +256,8 @@ COMMANDS: list[Command] = [
     # The whole tree, drawn as pi's /tree draws it, to a pipe (issue: "about a second" at 1 GB).
     Command("pisces tree", lambda env, ds: [env.pisces, "tree", rel(ds.path)], heap=True, skip=not_diff),
     # Two ~52,000-entry paths: the file's first leaf against pi's current leaf.
-    Command("pisces diff --stat", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@", "--stat"], skip=only_diff),
-    Command("pisces diff (text)", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@"], skip=only_diff),
+    Command("pisces diff --stat", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@", "--stat"], skip=only_diff, ok_codes=(0, 1)),
+    Command("pisces diff (text)", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@"], skip=only_diff, ok_codes=(0, 1)),
 ]
 
 SUBJECT = "pisces path"  # the row whose heap and ratios the targets check
@@ -398,7 +399,7 @@ class Series:
         return agg(vals) if vals else None
 
 
-def run_once(argv: list[str], cwd: Path, stdout=subprocess.DEVNULL) -> tuple[float, float, int, str]:
+def run_once(argv: list[str], cwd: Path, stdout=subprocess.DEVNULL, ok_codes: tuple = (0,)) -> tuple[float, float, int, str]:
     """Runs argv; returns (wall seconds, CPU seconds (user + system), max RSS in KiB, stderr),
     CPU and RSS of the process and its descendants."""
     with tempfile.TemporaryFile() as err:
@@ -409,7 +410,7 @@ def run_once(argv: list[str], cwd: Path, stdout=subprocess.DEVNULL) -> tuple[flo
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
-    if p.returncode != 0:
+    if p.returncode not in ok_codes:
         raise SystemExit(f"bench: `{shlex.join(argv)}` exited with {p.returncode}:\n{text[-4000:]}")
     return dt, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, text
 
@@ -430,7 +431,7 @@ def prepare(env: Env, ds: Dataset) -> dict[str, Series]:
     want = ds.meta["summary"].get("context_messages")
     for s in series.values():
         if not s.command.messages:
-            run_once(s.argv, env.repo)
+            run_once(s.argv, env.repo, ok_codes=s.command.ok_codes)
             continue
         with tempfile.TemporaryFile() as out:
             _, _, _, err = run_once(s.argv, env.repo, stdout=out)
@@ -445,7 +446,7 @@ def prepare(env: Env, ds: Dataset) -> dict[str, Series]:
     for s in series.values():
         if s.command.heap and s.heap_argv:
             for _ in range(HEAP_RUNS):
-                s.metrics.append(parse_alloc(run_once(s.heap_argv, env.repo)[3]))
+                s.metrics.append(parse_alloc(run_once(s.heap_argv, env.repo, ok_codes=s.command.ok_codes)[3]))
             if not s.metrics[-1]:
                 log(f"{ds.spec}: WARNING: {s.heap_argv[0]} printed no `pisces-alloc:` line")
     return series
@@ -465,7 +466,7 @@ def measure(env: Env, datasets: list[Dataset]) -> dict[str, dict[str, Series]]:
         for ds, s in todo:
             if i >= s.command.runs(env):
                 continue
-            dt, cpu, rss, err = run_once(s.argv, env.repo)
+            dt, cpu, rss, err = run_once(s.argv, env.repo, ok_codes=s.command.ok_codes)
             s.times.append(dt)
             s.cpu.append(cpu)
             s.rss_kb.append(rss)
