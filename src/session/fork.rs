@@ -786,10 +786,10 @@ mod tests {
 
     #[test]
     fn resolves_paths_like_node() {
-        let base = Path::new("/work/dir");
+        let base = Path::new("/home/dev/dir");
         let home = Some(Path::new("/home/u"));
         assert_eq!(resolve_path("/a/b/../c/./", base, home), "/a/c");
-        assert_eq!(resolve_path("x/y", base, home), "/work/dir/x/y");
+        assert_eq!(resolve_path("x/y", base, home), "/home/dev/dir/x/y");
         assert_eq!(resolve_path("~/proj", base, home), "/home/u/proj");
         assert_eq!(resolve_path("~", base, home), "/home/u");
         assert_eq!(resolve_path("/..", base, home), "/");
