@@ -9,3 +9,4 @@ pub mod diff;
 pub mod llm;
 pub mod render;
 pub mod session;
+pub mod summarize;

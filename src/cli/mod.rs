@@ -3,6 +3,7 @@
 //! diagnostics, exit codes) lives here.
 
 pub mod check;
+pub mod compact;
 pub mod completions;
 pub mod diff;
 pub mod fork;
@@ -11,6 +12,7 @@ pub mod leaves;
 pub mod man;
 pub mod path;
 pub mod show;
+pub mod summarize;
 pub mod tree;
 
 use std::io::Write;
@@ -71,6 +73,8 @@ pub enum Command {
     Fork(fork::Args),
     Check(check::Args),
     Label(label::Args),
+    Summarize(summarize::Args),
+    Compact(compact::Args),
     Completions(completions::Args),
 }
 
@@ -96,6 +100,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Fork(args) => fork::run(&ctx, args),
         Command::Check(args) => check::run(&ctx, args),
         Command::Label(args) => label::run(&ctx, args),
+        Command::Summarize(args) => summarize::run(&ctx, args),
+        Command::Compact(args) => compact::run(&ctx, args),
         Command::Completions(args) => completions::run(args),
     }
 }

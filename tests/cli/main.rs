@@ -16,6 +16,7 @@ mod path_cmd;
 mod revs;
 mod show_leaves;
 mod snapshots;
+mod summarize_cmd;
 mod tree_cmd;
 mod verified;
 
@@ -34,6 +35,7 @@ fn main() {
     trials.extend(revs::trials());
     trials.extend(show_leaves::trials());
     trials.extend(snapshots::trials());
+    trials.extend(summarize_cmd::trials());
     trials.extend(tree_cmd::trials());
     trials.extend(verified::trials());
     libtest_mimic::run(&args, trials).exit();
