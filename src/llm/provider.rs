@@ -42,9 +42,16 @@ pub struct Request {
 pub enum StreamEvent {
     TextDelta(String),
     ThinkingDelta(String),
-    ToolCallStart { id: String, name: String },
+    ToolCallStart {
+        id: String,
+        name: String,
+    },
     /// A retry after a transient failure (429, 5xx, overloaded), with the wait.
-    Retry { attempt: u32, wait_ms: u64, reason: String },
+    Retry {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
 }
 
 /// A call that did not produce a message.
