@@ -4,6 +4,7 @@
 //! [`session`] (bytes -> entries -> tree -> projection), [`llm`] (provider wire formats),
 //! [`render`] (writers for people and programs), [`cli`] (one file per subcommand).
 
+pub mod agent;
 pub mod cli;
 pub mod diff;
 pub mod llm;

@@ -1,0 +1,230 @@
+//! read (read.js): text with offset/limit and head truncation, images by content sniffing.
+//!
+//! Images are sent as they are (base64, the sniffed mime type): pi resizes large images
+//! with its image-process module by default; pisces carries no image codec, so it does not.
+
+use std::io::Read;
+
+use serde_json::{json, Value};
+
+use super::common::{base64_encode, format_size, node_fs_error, resolve_read_path, truncate_head, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
+use super::{arg_f64, arg_str, declaration, text_block, Tool, ToolContext, ToolOutput};
+
+pub struct ReadTool;
+
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        "read"
+    }
+
+    fn declaration(&self) -> Value {
+        declaration(
+            "read",
+            "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.",
+            json!({"type":"object","required":["path"],"properties":{
+                "path":{"type":"string","description":"Path to the file to read (relative or absolute)"},
+                "offset":{"type":"number","description":"Line number to start reading from (1-indexed)"},
+                "limit":{"type":"number","description":"Maximum number of lines to read"}}}),
+            true,
+        )
+    }
+
+    fn run(&self, args: &Value, ctx: &ToolContext) -> ToolOutput {
+        if ctx.aborted() {
+            return ToolOutput::error("Operation aborted");
+        }
+        let path = arg_str(args, "path").unwrap_or("");
+        let offset = arg_f64(args, "offset");
+        let limit = arg_f64(args, "limit");
+        let abs = resolve_read_path(path, &ctx.cwd);
+        let bytes = match std::fs::File::open(&abs).and_then(|mut f| {
+            let mut b = Vec::new();
+            f.read_to_end(&mut b).map(|_| b)
+        }) {
+            Ok(b) => b,
+            Err(e) => {
+                let syscall = if abs.is_dir() { "read" } else { "access" };
+                return ToolOutput::error(node_fs_error(&e, syscall, &abs));
+            }
+        };
+        if ctx.aborted() {
+            return ToolOutput::error("Operation aborted");
+        }
+        if let Some(mime) = detect_image_mime(&bytes[..bytes.len().min(4100)]) {
+            return ToolOutput {
+                content: vec![
+                    text_block(format!("Read image file [{mime}]")),
+                    json!({"type":"image","data": base64_encode(&bytes),"mimeType": mime}),
+                ],
+                is_error: false,
+                details: None,
+            };
+        }
+        read_text(&String::from_utf8_lossy(&bytes), path, offset, limit)
+    }
+}
+
+/// The text path of read.js (selectLinesFromBuffer and the notices).
+fn read_text(text: &str, path: &str, offset: Option<f64>, limit: Option<f64>) -> ToolOutput {
+    let all: Vec<&str> = text.split('\n').collect();
+    let total = all.len();
+    // `offset ? Math.max(0, offset - 1) : 0` (0 and NaN are falsy).
+    let start = match offset {
+        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0).floor() as usize,
+        _ => 0,
+    };
+    if start >= total {
+        let shown = offset.map(js_num).unwrap_or_default();
+        return ToolOutput::error(format!("Offset {shown} is beyond end of file ({total} lines total)"));
+    }
+    let end = match limit {
+        Some(l) if l >= 0.0 => (start + l.floor() as usize).min(total),
+        // Negative limits: JS slice(start, start+limit) semantics.
+        Some(l) => ((start as f64 + l).max(start as f64) as usize).min(total),
+        None => total,
+    };
+    let selected = all[start..end.max(start)].join("\n");
+    let t = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let start_display = start + 1;
+    let user_limited = limit.map(|_| end.max(start) - start);
+    let mut details = None;
+    let output = if t.first_line_exceeds_limit {
+        let first = all[start].len();
+        details = Some(json!({"truncation": t.to_json()}));
+        format!(
+            "[Line {start_display} is {}, exceeds {} limit. Use bash: sed -n '{start_display}p' {path} | head -c {DEFAULT_MAX_BYTES}]",
+            format_size(first),
+            format_size(DEFAULT_MAX_BYTES)
+        )
+    } else if t.truncated {
+        let end_display = start_display + t.output_lines - 1;
+        let next = end_display + 1;
+        details = Some(json!({"truncation": t.to_json()}));
+        if t.truncated_by == Some("lines") {
+            format!("{}\n\n[Showing lines {start_display}-{end_display} of {total}. Use offset={next} to continue.]", t.content)
+        } else {
+            format!(
+                "{}\n\n[Showing lines {start_display}-{end_display} of {total} ({} limit). Use offset={next} to continue.]",
+                t.content,
+                format_size(DEFAULT_MAX_BYTES)
+            )
+        }
+    } else if let Some(n) = user_limited.filter(|n| start + n < total) {
+        let remaining = total - (start + n);
+        format!("{}\n\n[{remaining} more lines in file. Use offset={} to continue.]", t.content, start + n + 1)
+    } else {
+        t.content
+    };
+    ToolOutput::text(output).with_details(details)
+}
+
+fn js_num(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
+}
+
+/// `detectSupportedImageMimeType` (utils/mime.js).
+pub fn detect_image_mime(b: &[u8]) -> Option<&'static str> {
+    let u32be = |o: usize| b.get(o..o + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]));
+    let u32le = |o: usize| b.get(o..o + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]));
+    if b.starts_with(&[0xff, 0xd8, 0xff]) {
+        return (b.get(3) != Some(&0xf7)).then_some("image/jpeg");
+    }
+    if b.starts_with(&[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) {
+        let is_png = b.len() >= 16 && u32be(8) == Some(13) && &b[12..16] == b"IHDR";
+        if !is_png {
+            return None;
+        }
+        // Animated PNG (an acTL chunk before IDAT) is not supported.
+        let mut off = 8usize;
+        while off + 8 <= b.len() {
+            let len = u32be(off).unwrap_or(0) as usize;
+            match &b[off + 4..off + 8] {
+                b"acTL" => return None,
+                b"IDAT" => break,
+                _ => {}
+            }
+            let next = off + 8 + len + 4;
+            if next <= off || next > b.len() {
+                break;
+            }
+            off = next;
+        }
+        return Some("image/png");
+    }
+    if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
+        return Some("image/gif");
+    }
+    if b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WEBP") {
+        return Some("image/webp");
+    }
+    if b.starts_with(b"BM") && b.len() >= 26 {
+        let size = u32le(2)?;
+        let pixel = u32le(10)?;
+        let dib = u32le(14)?;
+        if (size == 0 || size >= 26) && pixel >= 14 + dib && [12, 40, 52, 56, 64, 108, 124].contains(&dib) {
+            return Some("image/bmp");
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(dir: &std::path::Path, args: Value) -> ToolOutput {
+        ReadTool.run(&args, &ToolContext::new(dir))
+    }
+
+    #[test]
+    fn text_offset_limit_and_notices() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(p.join("h.txt"), "hello world\n").unwrap();
+        // pi-reference §7.3: `hello world\n` reads back as `hello world\n`.
+        assert_eq!(run(p, json!({"path":"h.txt"})), ToolOutput::text("hello world\n"));
+        let ten: String = (1..=10).map(|i| format!("l{i}\n")).collect();
+        std::fs::write(p.join("ten.txt"), &ten).unwrap();
+        // `[${remaining} more lines in file. Use offset=${nextOffset} to continue.]`
+        assert_eq!(run(p, json!({"path":"ten.txt","offset":2,"limit":3})).first_text(), "l2\nl3\nl4\n\n[7 more lines in file. Use offset=5 to continue.]");
+        // `Offset ${offset} is beyond end of file (${totalFileLines} lines total)`
+        let out = run(p, json!({"path":"ten.txt","offset":20}));
+        assert!(out.is_error);
+        assert_eq!(out.first_text(), "Offset 20 is beyond end of file (11 lines total)");
+        let big: String = (1..=2500).map(|i| format!("{i}\n")).collect();
+        std::fs::write(p.join("big.txt"), big).unwrap();
+        // `[Showing lines ${start}-${end} of ${total}. Use offset=${next} to continue.]`
+        let out = run(p, json!({"path":"big.txt"}));
+        assert!(out.first_text().ends_with("2000\n\n[Showing lines 1-2000 of 2501. Use offset=2001 to continue.]"));
+        assert_eq!(out.details.as_ref().unwrap()["truncation"]["truncatedBy"], "lines");
+        let wide: String = (0..100).map(|_| format!("{}\n", "x".repeat(1000))).collect();
+        std::fs::write(p.join("wide.txt"), wide).unwrap();
+        let out = run(p, json!({"path":"wide.txt"}));
+        assert!(out.first_text().ends_with("\n\n[Showing lines 1-51 of 101 (50.0KB limit). Use offset=52 to continue.]"));
+        std::fs::write(p.join("long.txt"), "y".repeat(60000)).unwrap();
+        assert_eq!(
+            run(p, json!({"path":"long.txt"})).first_text(),
+            "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' long.txt | head -c 51200]"
+        );
+        let out = run(p, json!({"path":"missing.txt"}));
+        assert!(out.is_error);
+        assert!(out.first_text().starts_with("ENOENT: no such file or directory"));
+    }
+
+    #[test]
+    fn images_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut png = vec![0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13];
+        png.extend_from_slice(b"IHDR");
+        png.extend_from_slice(&[0; 17]);
+        std::fs::write(dir.path().join("pic.dat"), &png).unwrap();
+        let out = run(dir.path(), json!({"path":"pic.dat"}));
+        assert_eq!(out.first_text(), "Read image file [image/png]");
+        assert_eq!(out.content[1]["mimeType"], "image/png");
+        assert_eq!(out.content[1]["data"], base64_encode(&png));
+    }
+}
