@@ -41,10 +41,13 @@ fn shell() -> String {
     if std::path::Path::new("/bin/bash").exists() {
         return "/bin/bash".into();
     }
-    let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("bash").is_file()))
-        .unwrap_or(false);
-    if on_path { "bash".into() } else { "sh".into() }
+    let on_path =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join("bash").is_file())).unwrap_or(false);
+    if on_path {
+        "bash".into()
+    } else {
+        "sh".into()
+    }
 }
 
 enum Ended {
@@ -144,9 +147,9 @@ impl Tool for BashTool {
             }
             if exit.is_none() {
                 if let Ok(Some(status)) = child.try_wait() {
-                    let code = status.code().unwrap_or_else(|| {
-                        128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)
-                    });
+                    let code = status
+                        .code()
+                        .unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0));
                     exit = Some((code, Instant::now()));
                     last_data = Instant::now();
                 }
@@ -186,8 +189,11 @@ impl Tool for BashTool {
             Ended::Exited(code) => {
                 let text = if text.is_empty() { "(no output)".to_string() } else { text };
                 if code != 0 {
-                    ToolOutput { is_error: true, ..ToolOutput::text(format!("{text}\n\nCommand exited with code {code}")) }
-                        .with_details(details)
+                    ToolOutput {
+                        is_error: true,
+                        ..ToolOutput::text(format!("{text}\n\nCommand exited with code {code}"))
+                    }
+                    .with_details(details)
                 } else {
                     ToolOutput::text(text).with_details(details)
                 }
@@ -278,7 +284,10 @@ mod tests {
         std::thread::sleep(Duration::from_millis(2500));
         assert!(!marker.exists(), "a process of the group outlived the timeout");
         // §7.3 [V]: just `Command timed out after 1 seconds` with no output.
-        assert_eq!(run(&ctx, json!({"command":"sleep 5","timeout":1})), ToolOutput::error("Command timed out after 1 seconds"));
+        assert_eq!(
+            run(&ctx, json!({"command":"sleep 5","timeout":1})),
+            ToolOutput::error("Command timed out after 1 seconds")
+        );
     }
 
     #[test]

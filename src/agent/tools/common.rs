@@ -269,8 +269,11 @@ pub fn resolve_read_path(input: &str, cwd: &Path) -> PathBuf {
         return resolved;
     }
     let s = resolved.to_string_lossy().to_string();
-    let am_pm = s.replace(" AM.", "\u{202F}AM.").replace(" PM.", "\u{202F}PM.")
-        .replace(" am.", "\u{202F}am.").replace(" pm.", "\u{202F}pm.");
+    let am_pm = s
+        .replace(" AM.", "\u{202F}AM.")
+        .replace(" PM.", "\u{202F}PM.")
+        .replace(" am.", "\u{202F}am.")
+        .replace(" pm.", "\u{202F}pm.");
     if am_pm != s && Path::new(&am_pm).exists() {
         return PathBuf::from(am_pm);
     }

@@ -69,7 +69,12 @@ impl Tool for EditTool {
             .as_array()
             .map(|a| {
                 a.iter()
-                    .map(|e| (e["oldText"].as_str().unwrap_or("").to_string(), e["newText"].as_str().unwrap_or("").to_string()))
+                    .map(|e| {
+                        (
+                            e["oldText"].as_str().unwrap_or("").to_string(),
+                            e["newText"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -89,7 +94,9 @@ impl Tool for EditTool {
             }
         }) {
             Ok(b) => b,
-            Err(e) => return ToolOutput::error(format!("Could not edit file: {path}. Error code: {}.", error_code(&e))),
+            Err(e) => {
+                return ToolOutput::error(format!("Could not edit file: {path}. Error code: {}.", error_code(&e)))
+            }
         };
         let raw = String::from_utf8_lossy(&bytes).into_owned();
         let (bom, content) = match raw.strip_prefix('\u{FEFF}') {
@@ -113,7 +120,8 @@ impl Tool for EditTool {
         if let Err(e) = std::fs::write(&abs, final_content) {
             return ToolOutput::error(e.to_string());
         }
-        ToolOutput::text(format!("Successfully replaced {} block(s) in {path}.", edits.len())).with_details(Some(details))
+        ToolOutput::text(format!("Successfully replaced {} block(s) in {path}.", edits.len()))
+            .with_details(Some(details))
     }
 }
 
@@ -305,7 +313,8 @@ fn apply_replacements_to_original(original: &str, reps: &[Replacement]) -> Strin
 }
 
 fn line_ending_at(content: &str, offset: usize) -> &'static str {
-    let lf = content[offset..].find('\n').map(|i| i + offset).or_else(|| content[..offset.min(content.len())].rfind('\n'));
+    let lf =
+        content[offset..].find('\n').map(|i| i + offset).or_else(|| content[..offset.min(content.len())].rfind('\n'));
     match lf {
         None => {
             if content.contains('\r') {
@@ -443,14 +452,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
         std::fs::write(p.join("a.txt"), "x\nx\ny\nz\n").unwrap();
-        let one = |o: &str| edit(p, json!({"path":"a.txt","edits":[{"oldText":o,"newText":"q"}]})).first_text().to_string();
+        let one =
+            |o: &str| edit(p, json!({"path":"a.txt","edits":[{"oldText":o,"newText":"q"}]})).first_text().to_string();
         assert_eq!(one("nope"), "Could not find the exact text in a.txt. The old text must match exactly including all whitespace and newlines.");
         assert_eq!(one("x"), "Found 2 occurrences of the text in a.txt. The text must be unique. Please provide more context to make it unique.");
         assert_eq!(one(""), "oldText must not be empty in a.txt.");
-        let out = edit(p, json!({"path":"a.txt","edits":[{"oldText":"y\nz","newText":"1"},{"oldText":"z","newText":"2"}]}));
-        assert_eq!(out.first_text(), "edits[0] and edits[1] overlap in a.txt. Merge them into one edit or target disjoint regions.");
-        let out = edit(p, json!({"path":"a.txt","edits":[{"oldText":"y","newText":"1"},{"oldText":"w","newText":"2"}]}));
-        assert_eq!(out.first_text(), "Could not find edits[1] in a.txt. The oldText must match exactly including all whitespace and newlines.");
+        let out =
+            edit(p, json!({"path":"a.txt","edits":[{"oldText":"y\nz","newText":"1"},{"oldText":"z","newText":"2"}]}));
+        assert_eq!(
+            out.first_text(),
+            "edits[0] and edits[1] overlap in a.txt. Merge them into one edit or target disjoint regions."
+        );
+        let out =
+            edit(p, json!({"path":"a.txt","edits":[{"oldText":"y","newText":"1"},{"oldText":"w","newText":"2"}]}));
+        assert_eq!(
+            out.first_text(),
+            "Could not find edits[1] in a.txt. The oldText must match exactly including all whitespace and newlines."
+        );
         let out = edit(p, json!({"path":"a.txt","edits":[{"oldText":"y","newText":"y"}]}));
         assert!(out.first_text().starts_with("No changes made to a.txt. The replacement produced identical content."));
         let out = edit(p, json!({"path":"b.txt","edits":[{"oldText":"y","newText":"1"}]}));

@@ -43,14 +43,11 @@ impl Tool for FindTool {
         }
         let is_path = pattern.contains('/');
         let ignore_case = pattern == pattern.to_lowercase();
-        let glob = match globset::GlobBuilder::new(pattern)
-            .case_insensitive(ignore_case)
-            .literal_separator(true)
-            .build()
-        {
-            Ok(g) => g.compile_matcher(),
-            Err(e) => return ToolOutput::error(e.to_string()),
-        };
+        let glob =
+            match globset::GlobBuilder::new(pattern).case_insensitive(ignore_case).literal_separator(true).build() {
+                Ok(g) => g.compile_matcher(),
+                Err(e) => return ToolOutput::error(e.to_string()),
+            };
         // fd applies .gitignore outside git repositories too (--no-require-git) unless inside one.
         let mut wb = ignore::WalkBuilder::new(&search);
         wb.hidden(false).require_git(false).sort_by_file_path(|a, b| a.cmp(b));
@@ -65,7 +62,8 @@ impl Tool for FindTool {
                 continue;
             }
             let Ok(rel) = entry.path().strip_prefix(&search) else { continue };
-            let hit = if is_path { glob.is_match(rel) } else { entry.path().file_name().is_some_and(|n| glob.is_match(n)) };
+            let hit =
+                if is_path { glob.is_match(rel) } else { entry.path().file_name().is_some_and(|n| glob.is_match(n)) };
             if !hit {
                 continue;
             }
@@ -125,7 +123,13 @@ mod tests {
         assert_eq!(run(json!({"pattern":"b.ts"})).first_text(), "src/B.ts");
         assert_eq!(run(json!({"pattern":"B.TS"})).first_text(), "No files found matching pattern");
         let out = run(json!({"pattern":"*.ts","limit":1}));
-        assert_eq!(out.first_text(), ".hidden/e.ts\n\n[1 results limit reached. Use limit=2 for more, or refine pattern]");
-        assert_eq!(run(json!({"pattern":"*","path":"nope"})).first_text(), format!("Path not found: {}", p.join("nope").display()));
+        assert_eq!(
+            out.first_text(),
+            ".hidden/e.ts\n\n[1 results limit reached. Use limit=2 for more, or refine pattern]"
+        );
+        assert_eq!(
+            run(json!({"pattern":"*","path":"nope"})).first_text(),
+            format!("Path not found: {}", p.join("nope").display())
+        );
     }
 }

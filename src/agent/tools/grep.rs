@@ -9,7 +9,9 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{json, Map, Value};
 
-use super::common::{format_size, resolve_to_cwd, truncate_head, truncate_line, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH};
+use super::common::{
+    format_size, resolve_to_cwd, truncate_head, truncate_line, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
+};
 use super::ls::effective_limit;
 use super::{arg_f64, arg_str, declaration, Tool, ToolContext, ToolOutput};
 
@@ -166,7 +168,8 @@ impl Tool for GrepTool {
             details.insert("truncation".into(), t.to_json());
         }
         if lines_truncated {
-            notices.push(format!("Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"));
+            notices
+                .push(format!("Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"));
             details.insert("linesTruncated".into(), json!(true));
         }
         if !notices.is_empty() {
@@ -227,16 +230,37 @@ mod tests {
         let dir = setup();
         let ctx = ToolContext::new(dir.path());
         let run = |a: Value| GrepTool.run(&a, &ctx);
-        assert_eq!(run(json!({"pattern":"fn"})).first_text(), "b.txt:1: fn in text\nsrc/a.rs:1: fn main() {}\nsrc/a.rs:3: fn helper() {}");
-        assert_eq!(run(json!({"pattern":"fn","glob":"*.rs"})).first_text(), "src/a.rs:1: fn main() {}\nsrc/a.rs:3: fn helper() {}");
-        assert_eq!(run(json!({"pattern":"let","context":1})).first_text(), "src/a.rs-1- fn main() {}\nsrc/a.rs:2: let x = 1;\nsrc/a.rs-3- fn helper() {}");
-        assert_eq!(run(json!({"pattern":"LET","ignoreCase":true,"path":"src/a.rs"})).first_text(), "a.rs:2: let x = 1;");
-        assert_eq!(run(json!({"pattern":"(","literal":true})).first_text(), "src/a.rs:1: fn main() {}\nsrc/a.rs:3: fn helper() {}");
+        assert_eq!(
+            run(json!({"pattern":"fn"})).first_text(),
+            "b.txt:1: fn in text\nsrc/a.rs:1: fn main() {}\nsrc/a.rs:3: fn helper() {}"
+        );
+        assert_eq!(
+            run(json!({"pattern":"fn","glob":"*.rs"})).first_text(),
+            "src/a.rs:1: fn main() {}\nsrc/a.rs:3: fn helper() {}"
+        );
+        assert_eq!(
+            run(json!({"pattern":"let","context":1})).first_text(),
+            "src/a.rs-1- fn main() {}\nsrc/a.rs:2: let x = 1;\nsrc/a.rs-3- fn helper() {}"
+        );
+        assert_eq!(
+            run(json!({"pattern":"LET","ignoreCase":true,"path":"src/a.rs"})).first_text(),
+            "a.rs:2: let x = 1;"
+        );
+        assert_eq!(
+            run(json!({"pattern":"(","literal":true})).first_text(),
+            "src/a.rs:1: fn main() {}\nsrc/a.rs:3: fn helper() {}"
+        );
         let out = run(json!({"pattern":"fn","limit":1}));
-        assert_eq!(out.first_text(), "b.txt:1: fn in text\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]");
+        assert_eq!(
+            out.first_text(),
+            "b.txt:1: fn in text\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
+        );
         assert_eq!(out.details, Some(json!({"matchLimitReached":1})));
         assert_eq!(run(json!({"pattern":"zzz"})).first_text(), "No matches found");
-        assert_eq!(run(json!({"pattern":"x","path":"nope"})).first_text(), format!("Path not found: {}", dir.path().join("nope").display()));
+        assert_eq!(
+            run(json!({"pattern":"x","path":"nope"})).first_text(),
+            format!("Path not found: {}", dir.path().join("nope").display())
+        );
     }
 
     #[test]
@@ -246,7 +270,10 @@ mod tests {
         let out = GrepTool.run(&json!({"pattern":"a"}), &ToolContext::new(dir.path()));
         assert_eq!(
             out.first_text(),
-            format!("l.txt:1: {}... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]", "a".repeat(500))
+            format!(
+                "l.txt:1: {}... [truncated]\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]",
+                "a".repeat(500)
+            )
         );
     }
 }

@@ -40,7 +40,12 @@ impl Tool for LsTool {
         }
         let entries = match std::fs::read_dir(&dir) {
             Ok(rd) => rd,
-            Err(e) => return ToolOutput::error(format!("Cannot read directory: {}", super::common::node_fs_error(&e, "scandir", &dir))),
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "Cannot read directory: {}",
+                    super::common::node_fs_error(&e, "scandir", &dir)
+                ))
+            }
         };
         let mut names: Vec<String> =
             entries.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
@@ -113,6 +118,9 @@ mod tests {
         let out = LsTool.run(&json!({"path":"nope"}), &ctx);
         assert!(out.is_error);
         assert_eq!(out.first_text(), format!("Path not found: {}", p.join("nope").display()));
-        assert_eq!(LsTool.run(&json!({"path":"b.txt"}), &ctx).first_text(), format!("Not a directory: {}", p.join("b.txt").display()));
+        assert_eq!(
+            LsTool.run(&json!({"path":"b.txt"}), &ctx).first_text(),
+            format!("Not a directory: {}", p.join("b.txt").display())
+        );
     }
 }

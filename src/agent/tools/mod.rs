@@ -84,10 +84,7 @@ impl ToolOutput {
 
     /// The text of the first text block ("" when none).
     pub fn first_text(&self) -> &str {
-        self.content
-            .iter()
-            .find_map(|b| (b["type"] == "text").then(|| b["text"].as_str()).flatten())
-            .unwrap_or("")
+        self.content.iter().find_map(|b| (b["type"] == "text").then(|| b["text"].as_str()).flatten()).unwrap_or("")
     }
 
     /// The `toolResult` message pi writes (key order as pi's).

@@ -7,7 +7,9 @@ use std::io::Read;
 
 use serde_json::{json, Value};
 
-use super::common::{base64_encode, format_size, node_fs_error, resolve_read_path, truncate_head, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
+use super::common::{
+    base64_encode, format_size, node_fs_error, resolve_read_path, truncate_head, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
+};
 use super::{arg_f64, arg_str, declaration, text_block, Tool, ToolContext, ToolOutput};
 
 pub struct ReadTool;
@@ -101,7 +103,10 @@ fn read_text(text: &str, path: &str, offset: Option<f64>, limit: Option<f64>) ->
         let next = end_display + 1;
         details = Some(json!({"truncation": t.to_json()}));
         if t.truncated_by == Some("lines") {
-            format!("{}\n\n[Showing lines {start_display}-{end_display} of {total}. Use offset={next} to continue.]", t.content)
+            format!(
+                "{}\n\n[Showing lines {start_display}-{end_display} of {total}. Use offset={next} to continue.]",
+                t.content
+            )
         } else {
             format!(
                 "{}\n\n[Showing lines {start_display}-{end_display} of {total} ({} limit). Use offset={next} to continue.]",
@@ -190,7 +195,10 @@ mod tests {
         let ten: String = (1..=10).map(|i| format!("l{i}\n")).collect();
         std::fs::write(p.join("ten.txt"), &ten).unwrap();
         // `[${remaining} more lines in file. Use offset=${nextOffset} to continue.]`
-        assert_eq!(run(p, json!({"path":"ten.txt","offset":2,"limit":3})).first_text(), "l2\nl3\nl4\n\n[7 more lines in file. Use offset=5 to continue.]");
+        assert_eq!(
+            run(p, json!({"path":"ten.txt","offset":2,"limit":3})).first_text(),
+            "l2\nl3\nl4\n\n[7 more lines in file. Use offset=5 to continue.]"
+        );
         // `Offset ${offset} is beyond end of file (${totalFileLines} lines total)`
         let out = run(p, json!({"path":"ten.txt","offset":20}));
         assert!(out.is_error);
@@ -204,7 +212,9 @@ mod tests {
         let wide: String = (0..100).map(|_| format!("{}\n", "x".repeat(1000))).collect();
         std::fs::write(p.join("wide.txt"), wide).unwrap();
         let out = run(p, json!({"path":"wide.txt"}));
-        assert!(out.first_text().ends_with("\n\n[Showing lines 1-51 of 101 (50.0KB limit). Use offset=52 to continue.]"));
+        assert!(out
+            .first_text()
+            .ends_with("\n\n[Showing lines 1-51 of 101 (50.0KB limit). Use offset=52 to continue.]"));
         std::fs::write(p.join("long.txt"), "y".repeat(60000)).unwrap();
         assert_eq!(
             run(p, json!({"path":"long.txt"})).first_text(),

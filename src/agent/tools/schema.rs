@@ -25,10 +25,8 @@ pub fn parse(schema: &Value, value: &Value) -> Result<Value, Errors> {
 fn coerce(schema: &Value, value: Value) -> Value {
     match (schema["type"].as_str(), value) {
         (Some("object"), Value::Object(map)) => {
-            let required: Vec<&str> = schema["required"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required: Vec<&str> =
+                schema["required"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
             let props = schema["properties"].as_object();
             let mut out = Map::new();
             for (k, v) in map {
@@ -143,8 +141,14 @@ mod tests {
         );
         assert_eq!(
             parse(&s, &json!({"path":3,"edits":[{}]})).unwrap_err(),
-            vec![("path".to_string(), "expected string, got integer".to_string()), ("edits.0.oldText".to_string(), "missing".to_string())]
+            vec![
+                ("path".to_string(), "expected string, got integer".to_string()),
+                ("edits.0.oldText".to_string(), "missing".to_string())
+            ]
         );
-        assert_eq!(parse(&s, &json!("x")).unwrap_err(), vec![("root".to_string(), "expected object, got string".to_string())]);
+        assert_eq!(
+            parse(&s, &json!("x")).unwrap_err(),
+            vec![("root".to_string(), "expected object, got string".to_string())]
+        );
     }
 }
