@@ -2,6 +2,7 @@
 //! calls the library and a renderer. Shared plumbing (opening a session, printing its
 //! diagnostics, exit codes) lives here.
 
+pub mod agent;
 pub mod check;
 pub mod compact;
 pub mod completions;
@@ -76,6 +77,7 @@ pub enum Command {
     Summarize(summarize::Args),
     Compact(compact::Args),
     Completions(completions::Args),
+    Agent(agent::Args),
 }
 
 /// Settings every command shares, resolved once.
@@ -103,6 +105,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Summarize(args) => summarize::run(&ctx, args),
         Command::Compact(args) => compact::run(&ctx, args),
         Command::Completions(args) => completions::run(args),
+        Command::Agent(args) => agent::run(&ctx, args),
     }
 }
 

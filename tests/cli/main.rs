@@ -3,6 +3,7 @@
 //! One binary (as jj and ripgrep do), with cases generated from testdata/ at run time:
 //! every session file and every leaf pi computed a golden for is its own case.
 
+mod agent_cmd;
 mod broken;
 mod check_cmd;
 mod common;
@@ -23,6 +24,7 @@ mod verified;
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
+    trials.extend(agent_cmd::trials());
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());

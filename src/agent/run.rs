@@ -1,0 +1,578 @@
+//! The agent loop (pi-reference §7.1, §7.2, §7.5): the system prompt pi 1.6.0 assembles
+//! (§7.4, with pisces's own wording where it names itself), the entries a prompt writes
+//! (model / thinking level, the system patch, the user message, each assistant and its
+//! tool results in call order), and the loop that calls the model until it stops.
+//!
+//! Every entry is written as pi writes it (key order `type, id, parentId, timestamp,
+//! payload`), as one whole line: a new session is created (header first, with a `wx`-like
+//! new-file write) when its first user message is appended, as pi's lazy flush does
+//! (§1.7); after that each entry is appended under a lock with
+//! [`write::append_locked`], so the file is valid after every append.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde_json::{json, Map, Value};
+
+use super::{execute_tool_call, Tool, ToolContext, ToolOutput};
+use crate::llm::message::{error_message, now_ms};
+use crate::llm::{LlmError, Provider, Request, StreamEvent};
+use crate::session::{system, write, Session, Source};
+
+/// The text a `length` stop gives each tool call instead of running it (§7.1 step 5).
+fn length_stop_text(name: &str) -> String {
+    format!(
+        "Tool call \"{name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// System prompt (§7.4)
+
+/// What the system prompt is built from.
+#[derive(Clone, Debug, Default)]
+pub struct PromptOptions {
+    /// The session's cwd (the `cwd` section, and where context files are looked up).
+    pub cwd: PathBuf,
+    /// `--system-prompt` (else `.pi/SYSTEM.md` in the project, else SYSTEM.md in pi's
+    /// agent directory): replaces the preamble, and the tools, rules and docs sections go.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt` (else APPEND_SYSTEM.md, looked up the same way).
+    pub append_system_prompt: Option<String>,
+    /// pi's agent directory (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`), for the global
+    /// AGENTS.md and SYSTEM.md; `None` when unknown.
+    pub agent_dir: Option<PathBuf>,
+}
+
+const PREAMBLE: &str = "You are a coding assistant running inside pisces, a coding agent harness that reads and writes pi's session files. Help users inspect files, run commands, and modify code.";
+
+fn prompt_snippet(tool: &str) -> Option<&'static str> {
+    Some(match tool {
+        "read" => "Read file contents",
+        "bash" => "Execute bash commands (ls, grep, find, etc.)",
+        "edit" => "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+        "write" => "Create or overwrite files",
+        "grep" => "Search file contents for patterns (respects .gitignore)",
+        "find" => "Find files by glob pattern (respects .gitignore)",
+        "ls" => "List directory contents",
+        _ => return None,
+    })
+}
+
+fn guidelines(tool: &str) -> &'static [&'static str] {
+    match tool {
+        "read" => &["Use read to examine files instead of cat or sed."],
+        "bash" => &["You can inspect PI_* environment variables for current model and session details."],
+        "edit" => &[
+            "Use edit for targeted changes. Batch changes to one file in a single call.",
+            "Each edits[].oldText must exactly and uniquely match the original file. Keep matches short and non-overlapping; merge nearby changes without including large unchanged regions.",
+        ],
+        "write" => &["Use write only for new files or complete rewrites."],
+        _ => &[],
+    }
+}
+
+/// The first of pi's context file names present in `dir`.
+fn context_file_in(dir: &Path) -> Option<PathBuf> {
+    ["AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
+/// pi's context files: the agent directory's, then one per directory from the filesystem
+/// root down to `cwd`.
+pub fn context_files(cwd: &Path, agent_dir: Option<&Path>) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut push = |p: PathBuf| {
+        if seen.insert(p.clone()) {
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                out.push((p, text));
+            }
+        }
+    };
+    if let Some(p) = agent_dir.and_then(context_file_in) {
+        push(p);
+    }
+    let mut dirs: Vec<&Path> = cwd.ancestors().collect();
+    dirs.reverse();
+    for d in dirs {
+        if let Some(p) = context_file_in(d) {
+            push(p);
+        }
+    }
+    out
+}
+
+/// `.pi/<name>` in the project, else `<agent dir>/<name>`.
+fn prompt_file(opts: &PromptOptions, name: &str) -> Option<String> {
+    let project = opts.cwd.join(".pi").join(name);
+    let global = opts.agent_dir.as_ref().map(|d| d.join(name));
+    [Some(project), global].into_iter().flatten().find_map(|p| std::fs::read_to_string(p).ok())
+}
+
+fn wrap(name: &str, text: &str) -> Value {
+    Value::String(format!("<{name}>\n{text}\n</{name}>"))
+}
+
+/// pi 1.6.0's system prompt sections for the active tools (in pi's order; every section
+/// but `preamble` wrapped in `<name>…</name>`).
+pub fn system_sections(opts: &PromptOptions, tools: &[&str]) -> Map<String, Value> {
+    let custom = opts.system_prompt.clone().or_else(|| prompt_file(opts, "SYSTEM.md"));
+    let mut s = Map::new();
+    s.insert("preamble".into(), Value::String(custom.clone().unwrap_or_else(|| PREAMBLE.to_string())));
+    if custom.is_none() {
+        let lines: Vec<String> =
+            tools.iter().filter_map(|t| prompt_snippet(t).map(|snip| format!("- {t}: {snip}"))).collect();
+        let list = if lines.is_empty() { "(none)".to_string() } else { lines.join("\n") };
+        s.insert("tools".into(), wrap("tools", &format!("{list}\n\nAdditional tools may be available.")));
+
+        let mut rules: Vec<&str> = Vec::new();
+        let active = |n: &str| tools.contains(&n);
+        if active("bash") && !active("grep") && !active("find") && !active("ls") {
+            rules.push("Use bash for file operations like ls, rg, find");
+        }
+        for t in tools {
+            rules.extend(guidelines(t));
+        }
+        rules.push("Be concise in your responses");
+        rules.push("Show file paths clearly when working with files");
+        let mut seen = HashSet::new();
+        rules.retain(|r| seen.insert(*r));
+        let rules: Vec<String> = rules.iter().map(|r| format!("- {r}")).collect();
+        s.insert("rules".into(), wrap("rules", &rules.join("\n")));
+
+        s.insert(
+            "docs".into(),
+            wrap(
+                "docs",
+                "pisces documentation (read only when the user asks about the harness itself or its session files):\n- `pisces help` lists the commands; `pisces help <command>` explains one, with examples\n- Sessions are pi's JSONL session trees (~/.pi/agent/sessions/); `pisces tree`, `pisces path` and `pisces show` read them",
+            ),
+        );
+    }
+    if let Some(add) = opts.append_system_prompt.clone().or_else(|| prompt_file(opts, "APPEND_SYSTEM.md")) {
+        s.insert("addendum".into(), wrap("addendum", &add));
+    }
+    let files = context_files(&opts.cwd, opts.agent_dir.as_deref());
+    if !files.is_empty() {
+        let blocks: Vec<String> = files
+            .iter()
+            .map(|(p, text)| {
+                format!("<project_instructions path=\"{}\">\n{text}\n</project_instructions>", p.display())
+            })
+            .collect();
+        s.insert(
+            "project_context".into(),
+            wrap("project_context", &format!("Project-specific instructions and guidelines:\n{}", blocks.join("\n\n"))),
+        );
+    }
+    s.insert("cwd".into(), wrap("cwd", &opts.cwd.to_string_lossy().replace('\\', "/")));
+    s
+}
+
+/// The system message a prompt writes before its user message (§7.5): everything when the
+/// branch's replayed state is empty; otherwise only the changed sections (`null` =
+/// removed) and tools (`toolsAdded` / `toolsRemoved`); `None` when nothing changed.
+pub fn system_patch(context: &[Value], sections: &Map<String, Value>, tools: &[Value]) -> Option<Value> {
+    let replay = system::current_system_message(context);
+    let (old_sections, old_tools) = match &replay {
+        None => (Map::new(), Vec::new()),
+        Some(m) => (
+            m.get("sections").and_then(Value::as_object).cloned().unwrap_or_default(),
+            m.get("toolsAdded").and_then(Value::as_array).cloned().unwrap_or_default(),
+        ),
+    };
+    let mut changed = Map::new();
+    for (k, v) in sections {
+        if old_sections.get(k) != Some(v) {
+            changed.insert(k.clone(), v.clone());
+        }
+    }
+    for k in old_sections.keys() {
+        if !sections.contains_key(k) {
+            changed.insert(k.clone(), Value::Null);
+        }
+    }
+    let name = |t: &Value| t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let added: Vec<Value> = tools.iter().filter(|t| !old_tools.contains(t)).cloned().collect();
+    let removed: Vec<Value> = old_tools
+        .iter()
+        .filter(|o| !tools.iter().any(|t| name(t) == name(o)))
+        .map(|o| json!({"name": name(o)}))
+        .collect();
+    if changed.is_empty() && added.is_empty() && removed.is_empty() {
+        return None;
+    }
+    let mut m = Map::new();
+    m.insert("role".into(), "system".into());
+    m.insert("content".into(), "".into());
+    if !changed.is_empty() {
+        m.insert("sections".into(), Value::Object(changed));
+    }
+    m.insert("timestamp".into(), json!(now_ms()));
+    if !added.is_empty() {
+        m.insert("toolsAdded".into(), Value::Array(added));
+    }
+    if !removed.is_empty() {
+        m.insert("toolsRemoved".into(), Value::Array(removed));
+    }
+    Some(Value::Object(m))
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing entries
+
+/// Appends entries to one session file as pi's SessionManager does: each a child of the
+/// current leaf, which it then becomes. A new session stays in memory until its first
+/// user or assistant message, then is written whole (header first) as a new file.
+pub struct SessionWriter {
+    path: PathBuf,
+    /// The header line while the file does not exist yet.
+    header: Option<String>,
+    pending: Vec<String>,
+    leaf: Option<String>,
+    taken: HashSet<String>,
+}
+
+impl SessionWriter {
+    /// A session that is not on disk yet (written at the first user message).
+    pub fn new_file(path: PathBuf, header_line: String) -> SessionWriter {
+        SessionWriter { path, header: Some(header_line), pending: Vec::new(), leaf: None, taken: HashSet::new() }
+    }
+
+    /// An existing file, continuing after `leaf` (`None`: the next entry is a new root).
+    pub fn existing(path: PathBuf, leaf: Option<String>) -> SessionWriter {
+        SessionWriter { path, header: None, pending: Vec::new(), leaf, taken: HashSet::new() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The current leaf id.
+    pub fn leaf(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// Whether the file exists (has been written).
+    pub fn on_disk(&self) -> bool {
+        self.header.is_none()
+    }
+
+    fn entry(&self, id: &str, kind: &str, payload: &Map<String, Value>) -> Value {
+        let mut m = Map::new();
+        m.insert("type".into(), kind.into());
+        m.insert("id".into(), id.into());
+        m.insert("parentId".into(), self.leaf.as_deref().map_or(Value::Null, Value::from));
+        m.insert("timestamp".into(), write::now_iso().into());
+        for (k, v) in payload {
+            m.insert(k.clone(), v.clone());
+        }
+        Value::Object(m)
+    }
+
+    /// Appends an entry of type `kind` with `payload` (in order after the common keys);
+    /// returns the entry as written.
+    pub fn append(&mut self, kind: &str, payload: Map<String, Value>) -> anyhow::Result<Value> {
+        let flushes = kind == "message"
+            && matches!(
+                payload.get("message").and_then(|m| m.get("role")).and_then(Value::as_str),
+                Some("user" | "assistant")
+            );
+        if let Some(header) = self.header.clone() {
+            let id = write::new_entry_id(|id| self.taken.contains(id));
+            let entry = self.entry(&id, kind, &payload);
+            let line = crate::summarize::entry::line(&entry);
+            if !flushes {
+                self.pending.push(line);
+            } else {
+                if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+                }
+                let pending = std::mem::take(&mut self.pending);
+                write::write_new_file(&self.path, |w| {
+                    for l in std::iter::once(&header).chain(&pending).chain(std::iter::once(&line)) {
+                        w.write_all(l.as_bytes())?;
+                        w.write_all(b"\n")?;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| {
+                    self.pending = pending.clone();
+                    e
+                })?;
+                self.header = None;
+            }
+            self.taken.insert(id.clone());
+            self.leaf = Some(id);
+            return Ok(entry);
+        }
+        let mut written = None;
+        let path = self.path.clone();
+        write::append_locked(&path, false, |bytes| {
+            // Under the lock: the parent must still be there and the id must be new.
+            let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
+            let now = Session::load(&source)?;
+            if let Some(p) = &self.leaf {
+                if now.get(p).is_none() {
+                    bail!("Entry {p} not found (the file changed under us)");
+                }
+            }
+            let id = write::new_entry_id(|id| self.taken.contains(id) || now.get(id).is_some());
+            let entry = self.entry(&id, kind, &payload);
+            let line = crate::summarize::entry::line(&entry);
+            written = Some((id, entry));
+            Ok(vec![line])
+        })
+        .with_context(|| format!("could not append to {}", path.display()))?;
+        let (id, entry) = written.expect("set before writing");
+        self.taken.insert(id.clone());
+        self.leaf = Some(id);
+        Ok(entry)
+    }
+
+    /// Appends a `message` entry.
+    pub fn append_message(&mut self, message: &Value) -> anyhow::Result<Value> {
+        let mut p = Map::new();
+        p.insert("message".into(), message.clone());
+        self.append("message", p)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The loop
+
+/// One prompt's settings.
+pub struct Turn<'a> {
+    pub provider: &'a dyn Provider,
+    /// The provider's API name (`anthropic-messages`, …), for error messages.
+    pub api: String,
+    pub tools: &'a [Box<dyn Tool>],
+    pub tool_ctx: &'a ToolContext,
+    pub thinking_level: String,
+    /// Stop after this many model calls (a safety net; `None` = no limit, as pi).
+    pub max_turns: Option<u32>,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The last assistant message.
+    pub last: Value,
+    /// Its stopReason.
+    pub stop_reason: String,
+    /// Every message of the run (starting messages included), as `agent_end` lists them.
+    pub messages: Vec<Value>,
+}
+
+fn message_event(kind: &str, message: &Value) -> Value {
+    json!({"type": kind, "message": message})
+}
+
+/// Runs one prompt: appends `starting` (the system patch and the user message) and then
+/// the loop (§7.1), with `context` the AgentMessages of the branch so far (the projection
+/// at the leaf). `emit` gets pi's JSON-mode events.
+pub fn run_prompt(
+    turn: &Turn,
+    writer: &mut SessionWriter,
+    context: &mut Vec<Value>,
+    starting: Vec<Value>,
+    emit: &mut dyn FnMut(Value),
+) -> anyhow::Result<Outcome> {
+    let mut run_messages = Vec::new();
+    emit(json!({"type": "agent_start"}));
+    emit(json!({"type": "turn_start"}));
+    for m in starting {
+        emit(message_event("message_start", &m));
+        writer.append_message(&m)?;
+        emit(message_event("message_end", &m));
+        context.push(m.clone());
+        run_messages.push(m);
+    }
+    let mut calls_made = 0u32;
+    loop {
+        if calls_made > 0 {
+            emit(json!({"type": "turn_start"}));
+        }
+        calls_made += 1;
+        let request = Request {
+            system: None,
+            messages: crate::session::context::convert_to_llm(context),
+            tools: Vec::new(),
+            max_tokens: None,
+            thinking_level: Some(turn.thinking_level.clone()),
+        };
+        let spec = turn.provider.model().clone();
+        let started = Instant::now();
+        let timestamp = now_ms();
+        emit(message_event(
+            "message_start",
+            &json!({"role": "assistant", "content": [], "api": turn.api, "provider": spec.provider,
+                    "model": spec.id, "stopReason": "pending", "timestamp": timestamp}),
+        ));
+        let mut index: i64 = -1;
+        let mut last_kind = "";
+        let result = turn.provider.complete(&request, &mut |ev: &StreamEvent| {
+            let (kind, delta) = match ev {
+                StreamEvent::TextDelta(d) => ("text", json!({"delta": d})),
+                StreamEvent::ThinkingDelta(d) => ("thinking", json!({"delta": d})),
+                StreamEvent::ToolCallStart { id, name } => ("toolcall", json!({"id": id, "toolName": name})),
+                StreamEvent::Retry { attempt, wait_ms, reason } => {
+                    emit(json!({"type": "auto_retry_start", "attempt": attempt, "delayMs": wait_ms, "errorMessage": reason}));
+                    return;
+                }
+            };
+            if kind != last_kind || kind == "toolcall" {
+                index += 1;
+                last_kind = kind;
+                if kind != "toolcall" {
+                    emit(json!({"type": "message_update", "assistantMessageEvent": {"type": format!("{kind}_start"), "contentIndex": index}}));
+                }
+            }
+            let mut e = json!({"type": if kind == "toolcall" { "toolcall_start".to_string() } else { format!("{kind}_delta") }, "contentIndex": index});
+            for (k, v) in delta.as_object().into_iter().flatten() {
+                e[k] = v.clone();
+            }
+            emit(json!({"type": "message_update", "assistantMessageEvent": e}));
+        });
+        let assistant = match result {
+            Ok(m) => m,
+            Err(e) => error_assistant(turn, &e, timestamp, started),
+        };
+        writer.append_message(&assistant)?;
+        emit(message_event("message_end", &assistant));
+        context.push(assistant.clone());
+        run_messages.push(assistant.clone());
+        let stop = assistant.get("stopReason").and_then(Value::as_str).unwrap_or("stop").to_string();
+        let calls: Vec<Value> = assistant
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+            .cloned()
+            .collect();
+        if stop == "error" || stop == "aborted" || calls.is_empty() {
+            emit(json!({"type": "turn_end", "message": assistant, "toolResults": []}));
+            emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": false}));
+            return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages });
+        }
+        let mut results = Vec::new();
+        for call in &calls {
+            let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            let args = match (call.get("argumentsError"), call.get("arguments")) {
+                (Some(Value::String(_)), _) => call.get("arguments").cloned().unwrap_or(json!({})),
+                (_, Some(a)) => a.clone(),
+                _ => json!({}),
+            };
+            emit(json!({"type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args}));
+            let t0 = Instant::now();
+            let out = if stop == "length" {
+                ToolOutput::error(length_stop_text(name))
+            } else {
+                execute_tool_call(turn.tools, name, &args, turn.tool_ctx)
+            };
+            let duration = t0.elapsed().as_millis() as u64;
+            let mut result = Map::new();
+            result.insert("content".into(), Value::Array(out.content.clone()));
+            if let Some(d) = &out.details {
+                result.insert("details".into(), d.clone());
+            }
+            emit(json!({"type": "tool_execution_end", "toolCallId": id, "toolName": name,
+                        "result": result, "isError": out.is_error, "durationMs": duration}));
+            let mut msg = out.to_message(id, name, now_ms() as i64);
+            // pi's key order: …, details?, usage?, isError, durationMs?, timestamp.
+            if let Value::Object(m) = &mut msg {
+                let ts = m.shift_remove("timestamp").unwrap_or(Value::Null);
+                m.insert("durationMs".into(), json!(duration));
+                m.insert("timestamp".into(), ts);
+            }
+            results.push(msg);
+        }
+        // Results are emitted and written after the last call, in call order (§7.2).
+        for r in &results {
+            emit(message_event("message_start", r));
+            writer.append_message(r)?;
+            emit(message_event("message_end", r));
+            context.push(r.clone());
+            run_messages.push(r.clone());
+        }
+        emit(json!({"type": "turn_end", "message": assistant, "toolResults": results}));
+        if turn.max_turns.is_some_and(|max| calls_made >= max) {
+            emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": false}));
+            return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages });
+        }
+    }
+}
+
+fn error_assistant(turn: &Turn, e: &LlmError, timestamp: u64, started: Instant) -> Value {
+    error_message(
+        turn.provider.model(),
+        &turn.api,
+        e,
+        Some(&turn.thinking_level),
+        timestamp,
+        started.elapsed().as_millis() as u64,
+    )
+}
+
+/// The user message pi writes for a prompt.
+pub fn user_message(text: &str) -> Value {
+    json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": now_ms()})
+}
+
+/// The text blocks of an assistant message, joined by newlines (what `-p` prints).
+pub fn assistant_text(message: &Value) -> String {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_sections_follow_pis_structure() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Run the tests.").unwrap();
+        let opts = PromptOptions { cwd: dir.path().to_path_buf(), ..Default::default() };
+        let s = system_sections(&opts, &["read", "bash", "edit", "write"]);
+        let keys: Vec<&str> = s.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["preamble", "tools", "rules", "docs", "project_context", "cwd"]);
+        assert!(s["tools"].as_str().unwrap().starts_with("<tools>\n- read: Read file contents\n- bash:"));
+        assert!(s["rules"].as_str().unwrap().contains("- Use bash for file operations like ls, rg, find\n"));
+        assert!(s["project_context"].as_str().unwrap().contains("Run the tests."));
+        let custom = PromptOptions { system_prompt: Some("Be terse.".into()), ..opts };
+        let s = system_sections(&custom, &["read"]);
+        let keys: Vec<&str> = s.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["preamble", "project_context", "cwd"]);
+    }
+
+    #[test]
+    fn patches_hold_only_what_changed() {
+        let mut sections = Map::new();
+        sections.insert("preamble".into(), "P".into());
+        sections.insert("cwd".into(), "<cwd>\n/x\n</cwd>".into());
+        let tools = vec![json!({"name": "read", "description": "r"})];
+        let first = system_patch(&[], &sections, &tools).unwrap();
+        assert_eq!(first["toolsAdded"], json!(tools));
+        let ctx = vec![first];
+        assert!(system_patch(&ctx, &sections, &tools).is_none());
+        sections.shift_remove("cwd");
+        let p = system_patch(&ctx, &sections, &[json!({"name": "bash"})]).unwrap();
+        assert_eq!(p["sections"], json!({"cwd": null}));
+        assert_eq!(p["toolsAdded"], json!([{"name": "bash"}]));
+        assert_eq!(p["toolsRemoved"], json!([{"name": "read"}]));
+    }
+}

@@ -1,0 +1,274 @@
+//! `pisces agent`: the loop against a scripted model server, and the session it writes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use libtest_mimic::Trial;
+use serde_json::{json, Value};
+
+use pisces::llm::testing::{anthropic_text, anthropic_tool_call, openai_error, openai_text, Reply, ScriptedServer};
+
+use crate::common::{check, pisces, run, stderr, stdout, testdata, TestResult};
+
+pub fn trials() -> Vec<Trial> {
+    vec![
+        Trial::test("agent::new_session_with_write_read_bash", new_session_with_tools),
+        Trial::test("agent::continue_same_file_writes_no_new_setup", continue_same_file),
+        Trial::test("agent::from_user_message_makes_a_branch", from_makes_a_branch),
+        Trial::test("agent::model_error_is_recorded_and_fails", model_error_is_recorded),
+    ]
+}
+
+const MODEL: &str = "claude-sonnet-4-5";
+
+fn agent(dir: &Path, server: &ScriptedServer, extra: &[&str]) -> Output {
+    pisces()
+        .current_dir(dir)
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY"])
+        .args(extra)
+        .env("PISCES_TEST_KEY", "test-key")
+        .output()
+        .expect("pisces runs")
+}
+
+fn lines(p: &Path) -> Vec<Value> {
+    fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn kind(e: &Value) -> String {
+    match e["type"].as_str().unwrap_or("") {
+        "message" => e["message"]["role"].as_str().unwrap_or("?").to_string(),
+        t => t.to_string(),
+    }
+}
+
+fn only_file(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = walk(dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn ok(out: &Output) -> TestResult {
+    check(out.status.success(), || format!("exit {:?}\nstderr:\n{}", out.status.code(), stderr(out)))
+}
+
+fn chained(entries: &[Value]) -> TestResult {
+    for w in entries[1..].windows(2) {
+        check(w[1]["parentId"] == w[0]["id"], || format!("{} is not the parent of {}", w[0]["id"], w[1]["id"]))?;
+    }
+    check(entries[1]["parentId"].is_null(), || "the first entry is not a root".into())
+}
+
+fn new_session_with_tools() -> TestResult {
+    let project = tempfile::tempdir()?;
+    let sessions = tempfile::tempdir()?;
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_tool_call(MODEL, "toolu_1", "write", &json!({"path": "hello.txt", "content": "hi there\n"}))),
+        Reply::Sse(anthropic_tool_call(MODEL, "toolu_2", "read", &json!({"path": "hello.txt"}))),
+        Reply::Sse(anthropic_tool_call(MODEL, "toolu_3", "bash", &json!({"command": "wc -l < hello.txt"}))),
+        Reply::Sse(anthropic_text(MODEL, "Wrote hello.txt; it has one line.")),
+    ]);
+    let out = agent(
+        project.path(),
+        &server,
+        &["--session-dir", sessions.path().to_str().unwrap(), "-p", "Write hello.txt, read it, count its lines."],
+    );
+    ok(&out)?;
+    check(stdout(&out) == "Wrote hello.txt; it has one line.\n", || format!("stdout {:?}", stdout(&out)))?;
+    check(fs::read_to_string(project.path().join("hello.txt"))? == "hi there\n", || "hello.txt not written".into())?;
+
+    let file = only_file(sessions.path());
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let entries = lines(&file);
+    let header = &entries[0];
+    check(header["type"] == "session" && header["version"] == 3, || header.to_string())?;
+    let id = header["id"].as_str().unwrap();
+    check(name.ends_with(&format!("_{id}.jsonl")) && id.len() == 36, || name.clone())?;
+    let canon = fs::canonicalize(project.path())?;
+    check(
+        header["cwd"] == project.path().to_str().unwrap() || header["cwd"] == canon.to_str().unwrap(),
+        || header.to_string(),
+    )?;
+    let kinds: Vec<String> = entries[1..].iter().map(kind).collect();
+    let want = [
+        "model_change",
+        "thinking_level_change",
+        "system",
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ];
+    check(kinds == want, || format!("entries {kinds:?}"))?;
+    chained(&entries)?;
+    check(entries[1]["provider"] == "anthropic" && entries[1]["modelId"] == MODEL, || entries[1].to_string())?;
+    check(entries[2]["thinkingLevel"] == "off", || entries[2].to_string())?;
+
+    let sys = &entries[3]["message"];
+    let keys: Vec<&str> = sys.as_object().unwrap().keys().map(String::as_str).collect();
+    check(keys == ["role", "content", "sections", "timestamp", "toolsAdded"], || format!("{keys:?}"))?;
+    let sections: Vec<&str> = sys["sections"].as_object().unwrap().keys().map(String::as_str).collect();
+    check(sections == ["preamble", "tools", "rules", "docs", "cwd"], || format!("{sections:?}"))?;
+    let tools: Vec<&str> = sys["toolsAdded"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    check(tools == ["read", "bash", "edit", "write"], || format!("{tools:?}"))?;
+
+    // Tool results in call order, with what the tools did.
+    let results: Vec<&Value> = entries.iter().filter(|e| kind(e) == "toolResult").map(|e| &e["message"]).collect();
+    let names: Vec<&str> = results.iter().map(|r| r["toolName"].as_str().unwrap()).collect();
+    check(names == ["write", "read", "bash"], || format!("{names:?}"))?;
+    check(results.iter().all(|r| r["isError"] == false), || format!("{results:?}"))?;
+    check(results[1]["content"][0]["text"].as_str().unwrap_or("").contains("hi there"), || results[1].to_string())?;
+    check(results[2]["content"][0]["text"].as_str().unwrap_or("").trim() == "1", || results[2].to_string())?;
+    check(results[0]["toolCallId"] == "toolu_1" && results[2]["toolCallId"] == "toolu_3", || "ids".into())?;
+    for a in entries.iter().filter(|e| kind(e) == "assistant") {
+        let m = &a["message"];
+        check(m["usage"]["cost"]["total"].is_number() && m["thinkingLevel"] == "off", || m.to_string())?;
+    }
+
+    // The model saw the tool results: the last request carries all three.
+    let requests = server.requests();
+    check(requests.len() == 4, || format!("{} requests", requests.len()))?;
+    let last = requests[3].json();
+    let body = last.to_string();
+    check(body.contains("toolu_3") && body.contains("hi there"), || body.chars().take(400).collect())?;
+    check(last["system"].to_string().contains("running inside pisces"), || last["system"].to_string())?;
+
+    // pisces path shows the context; pisces check finds the file clean.
+    let f = file.to_str().unwrap();
+    let path_out = run(&["path", f]);
+    ok(&path_out)?;
+    let text = stdout(&path_out);
+    check(text.contains("Wrote hello.txt; it has one line.") && text.contains("hello.txt"), || text.clone())?;
+    let check_out = run(&["check", f]);
+    check(check_out.status.success(), || format!("check: {}{}", stdout(&check_out), stderr(&check_out)))
+}
+
+fn continue_same_file() -> TestResult {
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    let f = file.to_str().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(openai_text("gpt-x", "First answer.")),
+        Reply::Sse(openai_text("gpt-x", "Second answer.")),
+    ]);
+    let base = format!("{}/v1", server.url());
+    let run_agent = |extra: &[&str]| {
+        pisces()
+            .current_dir(project.path())
+            .args(["agent", "--session", f, "--base-url", &base, "--tools", "read,ls"])
+            .args(extra)
+            .output()
+            .expect("pisces runs")
+    };
+    let out = run_agent(&["--model", "llamacpp/gpt-x", "-p", "one"]);
+    ok(&out)?;
+    check(stdout(&out) == "First answer.\n", || stdout(&out))?;
+    let first = lines(&file);
+    let kinds: Vec<String> = first[1..].iter().map(kind).collect();
+    check(kinds == ["model_change", "thinking_level_change", "system", "user", "assistant"], || format!("{kinds:?}"))?;
+    let tools: Vec<&str> =
+        first[3]["message"]["toolsAdded"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    check(tools == ["read", "ls"], || format!("{tools:?}"))?;
+
+    // Same model, same tools: only the user message and the answer are added.
+    let out = run_agent(&["-p", "two"]);
+    ok(&out)?;
+    check(stdout(&out) == "Second answer.\n", || stdout(&out))?;
+    let second = lines(&file);
+    check(second[..first.len()] == first[..], || "earlier lines changed".into())?;
+    let added: Vec<String> = second[first.len()..].iter().map(kind).collect();
+    check(added == ["user", "assistant"], || format!("{added:?}"))?;
+    check(second[first.len()]["parentId"] == first.last().unwrap()["id"], || "not chained to the leaf".into())?;
+    // The second request held the whole conversation.
+    let body = server.requests()[1].json().to_string();
+    check(body.contains("First answer.") && body.contains("\"two\""), || body)?;
+    let c = run(&["check", f]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+fn from_makes_a_branch() -> TestResult {
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    // The corpus session, with its cwd moved here (pi refuses a missing cwd too).
+    let text = fs::read_to_string(testdata().join("pi-1.6.0/22-two-fix-attempts.jsonl"))?;
+    let mut all: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    all[0]["cwd"] = json!(project.path().to_str().unwrap());
+    let body: String = all.iter().map(|v| format!("{}\n", pisces::summarize::entry::line(v))).collect();
+    fs::write(&file, body)?;
+    let before = lines(&file);
+    let user = before.iter().rev().find(|e| kind(e) == "user").unwrap().clone();
+    let server = ScriptedServer::start(vec![Reply::Sse(anthropic_text(MODEL, "A different fix."))]);
+    let user_id = user["id"].as_str().unwrap();
+    let out = agent(
+        project.path(),
+        &server,
+        &["--session", file.to_str().unwrap(), "--from", user_id, "-p", "Try another way."],
+    );
+    ok(&out)?;
+    check(stdout(&out) == "A different fix.\n", || stdout(&out))?;
+    let prompt_text = user["message"]["content"][0]["text"].as_str().unwrap();
+    check(stderr(&out).contains(prompt_text), || stderr(&out))?;
+    let after = lines(&file);
+    let added = &after[before.len()..];
+    let kinds: Vec<String> = added.iter().map(kind).collect();
+    // The corpus was written with thinking level medium; pisces asks for it again (the
+    // branch's level), so no thinking_level_change; the model is the same.
+    check(kinds.last().map(String::as_str) == Some("assistant"), || format!("{kinds:?}"))?;
+    let new_user = added.iter().find(|e| kind(e) == "user").unwrap();
+    check(new_user["message"]["content"][0]["text"] == "Try another way.", || new_user.to_string())?;
+    let first_added = &added[0];
+    check(first_added["parentId"] == user["parentId"], || format!("branch starts at {}", first_added["parentId"]))?;
+    let leaves = run(&["leaves", file.to_str().unwrap(), "--format", "json"]);
+    ok(&leaves)?;
+    let c = run(&["check", file.to_str().unwrap()]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))?;
+    // The path to the new leaf holds the new prompt, not the old one after the branch point.
+    let p = run(&["path", file.to_str().unwrap()]);
+    let text = stdout(&p);
+    check(text.contains("Try another way.") && text.contains("A different fix."), || text.clone())
+}
+
+fn model_error_is_recorded() -> TestResult {
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    let server =
+        ScriptedServer::start(vec![Reply::status(400, openai_error("bad request: no such model", "invalid_request_error", None))]);
+    let out = pisces()
+        .current_dir(project.path())
+        .args(["agent", "--session", file.to_str().unwrap(), "--model", "llamacpp/m"])
+        .args(["--base-url", &format!("{}/v1", server.url()), "-p", "hi", "--mode", "json"])
+        .output()?;
+    check(out.status.code() == Some(1), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))?;
+    check(stderr(&out).contains("no such model"), || stderr(&out))?;
+    let events: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap_or("")).collect();
+    check(types.first() == Some(&"session") && types.last() == Some(&"agent_end"), || format!("{types:?}"))?;
+    for t in ["agent_start", "turn_start", "message_start", "message_end", "turn_end"] {
+        check(types.contains(&t), || format!("no {t} in {types:?}"))?;
+    }
+    let entries = lines(&file);
+    let last = &entries.last().unwrap()["message"];
+    check(last["role"] == "assistant" && last["stopReason"] == "error", || last.to_string())?;
+    check(last["errorMessage"].as_str().unwrap_or("").contains("no such model"), || last.to_string())?;
+    let c = run(&["check", file.to_str().unwrap()]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
