@@ -154,7 +154,9 @@ fn new_target(path: Option<PathBuf>, ctx: &Ctx) -> anyhow::Result<Target> {
                 PathBuf::from(d)
             } else {
                 let Some(agent) = agent_dir() else {
-                    bail!("HOME is not set, so pi's session folder is unknown; give --session FILE or --session-dir DIR")
+                    bail!(
+                        "HOME is not set, so pi's session folder is unknown; give --session FILE or --session-dir DIR"
+                    )
                 };
                 fork::default_session_dir(&agent, &cwd_s)
             };
@@ -199,7 +201,8 @@ fn existing_target(ctx: &Ctx, path: &Path, from: Option<&str>, mode: Mode) -> an
         Some(r) => {
             let target = rev::resolve(&session, r)?;
             let e = &session.entries[target as usize];
-            let is_prompt = (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
+            let is_prompt =
+                (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
             if is_prompt {
                 let v = session.parse(target)?;
                 let text = fork::user_text(v.get("message").unwrap_or(&v));
@@ -288,8 +291,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
 
     let spec = match (&args.model, &target.model) {
-        (Some(m), _) => ModelSpec::parse(m)
-            .ok_or_else(|| anyhow::anyhow!("--model {m}: expected PROVIDER/ID, for example anthropic/claude-sonnet-4-5"))?,
+        (Some(m), _) => ModelSpec::parse(m).ok_or_else(|| {
+            anyhow::anyhow!("--model {m}: expected PROVIDER/ID, for example anthropic/claude-sonnet-4-5")
+        })?,
         (None, Some(m)) => m.clone(),
         (None, None) => bail!("no model: give --model PROVIDER/ID (for example anthropic/claude-sonnet-4-5)"),
     };

@@ -78,7 +78,12 @@ fn new_session_with_tools() -> TestResult {
     let project = tempfile::tempdir()?;
     let sessions = tempfile::tempdir()?;
     let server = ScriptedServer::start(vec![
-        Reply::Sse(anthropic_tool_call(MODEL, "toolu_1", "write", &json!({"path": "hello.txt", "content": "hi there\n"}))),
+        Reply::Sse(anthropic_tool_call(
+            MODEL,
+            "toolu_1",
+            "write",
+            &json!({"path": "hello.txt", "content": "hi there\n"}),
+        )),
         Reply::Sse(anthropic_tool_call(MODEL, "toolu_2", "read", &json!({"path": "hello.txt"}))),
         Reply::Sse(anthropic_tool_call(MODEL, "toolu_3", "bash", &json!({"command": "wc -l < hello.txt"}))),
         Reply::Sse(anthropic_text(MODEL, "Wrote hello.txt; it has one line.")),
@@ -100,10 +105,9 @@ fn new_session_with_tools() -> TestResult {
     let id = header["id"].as_str().unwrap();
     check(name.ends_with(&format!("_{id}.jsonl")) && id.len() == 36, || name.clone())?;
     let canon = fs::canonicalize(project.path())?;
-    check(
-        header["cwd"] == project.path().to_str().unwrap() || header["cwd"] == canon.to_str().unwrap(),
-        || header.to_string(),
-    )?;
+    check(header["cwd"] == project.path().to_str().unwrap() || header["cwd"] == canon.to_str().unwrap(), || {
+        header.to_string()
+    })?;
     let kinds: Vec<String> = entries[1..].iter().map(kind).collect();
     let want = [
         "model_change",
@@ -250,8 +254,10 @@ fn from_makes_a_branch() -> TestResult {
 fn model_error_is_recorded() -> TestResult {
     let project = tempfile::tempdir()?;
     let file = project.path().join("s.jsonl");
-    let server =
-        ScriptedServer::start(vec![Reply::status(400, openai_error("bad request: no such model", "invalid_request_error", None))]);
+    let server = ScriptedServer::start(vec![Reply::status(
+        400,
+        openai_error("bad request: no such model", "invalid_request_error", None),
+    )]);
     let out = pisces()
         .current_dir(project.path())
         .args(["agent", "--session", file.to_str().unwrap(), "--model", "llamacpp/m"])
