@@ -300,10 +300,7 @@ impl SessionWriter {
                     }
                     Ok(())
                 })
-                .map_err(|e| {
-                    self.pending = pending.clone();
-                    e
-                })?;
+                .inspect_err(|_| self.pending = pending.clone())?;
                 self.header = None;
             }
             self.taken.insert(id.clone());

@@ -364,7 +364,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         }
     };
     let outcome = run::run_prompt(&turn, &mut target.writer, &mut target.context, starting, &mut emit)?;
-    drop(emit);
 
     let text = run::assistant_text(&outcome.last);
     let error = outcome.last.get("errorMessage").and_then(Value::as_str).map(str::to_string);
