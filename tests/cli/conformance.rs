@@ -23,32 +23,56 @@ pub fn corpora() -> Vec<PathBuf> {
     dirs
 }
 
-pub fn trials() -> Vec<Trial> {
-    let mut trials = Vec::new();
+/// A session file of a corpus and the folder of its goldens.
+pub struct CorpusSession {
+    /// `pi-1.6.0`, `edge`, …
+    pub corpus: String,
+    /// The file name without `.jsonl`.
+    pub stem: String,
+    pub session: PathBuf,
+    /// `expected/<stem>/`.
+    pub goldens: PathBuf,
+}
+
+/// Every session file with goldens, in every corpus, sorted.
+pub fn corpus_sessions() -> Vec<CorpusSession> {
+    let mut out = Vec::new();
     for corpus in corpora() {
         let corpus_name = corpus.file_name().unwrap().to_string_lossy().into_owned();
         let mut stems: Vec<PathBuf> =
             fs::read_dir(corpus.join("expected")).unwrap().flatten().map(|e| e.path()).collect();
         stems.sort();
-        for stem_dir in stems {
-            let stem = stem_dir.file_name().unwrap().to_string_lossy().into_owned();
+        for goldens in stems {
+            let stem = goldens.file_name().unwrap().to_string_lossy().into_owned();
             let session = corpus.join(format!("{stem}.jsonl"));
-            if !session.exists() {
-                continue;
+            if session.exists() {
+                out.push(CorpusSession { corpus: corpus_name.clone(), stem, session, goldens });
             }
-            let mut goldens: Vec<PathBuf> = fs::read_dir(&stem_dir)
-                .unwrap()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.to_string_lossy().ends_with(".context.json"))
-                .collect();
-            goldens.sort();
-            for golden in goldens {
-                let leaf = golden.file_name().unwrap().to_string_lossy().trim_end_matches(".context.json").to_string();
-                let name = format!("conformance::{corpus_name}/{stem}/{leaf}");
-                let session = session.clone();
-                trials.push(Trial::test(name, move || compare(&session, &golden, &leaf)));
-            }
+        }
+    }
+    out
+}
+
+/// The `<leaf>.context.json` goldens of a session, sorted.
+pub fn context_goldens(cs: &CorpusSession) -> Vec<PathBuf> {
+    let mut goldens: Vec<PathBuf> = fs::read_dir(&cs.goldens)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".context.json"))
+        .collect();
+    goldens.sort();
+    goldens
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for cs in corpus_sessions() {
+        for golden in context_goldens(&cs) {
+            let leaf = golden.file_name().unwrap().to_string_lossy().trim_end_matches(".context.json").to_string();
+            let name = format!("conformance::{}/{}/{leaf}", cs.corpus, cs.stem);
+            let session = cs.session.clone();
+            trials.push(Trial::test(name, move || compare(&session, &golden, &leaf)));
         }
     }
     trials

@@ -11,7 +11,7 @@ use libtest_mimic::Trial;
 use serde_json::Value;
 
 use crate::common::{check, first_diff, pisces, run, stderr, stdout, stdout_json, testdata, TestResult};
-use crate::conformance::corpora;
+use crate::conformance::{context_goldens, corpus_sessions};
 
 pub fn trials() -> Vec<Trial> {
     let mut trials = vec![
@@ -23,32 +23,15 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("fork::before_prints_the_user_text", before_prints_the_user_text),
         Trial::test("fork::shadowed_and_damaged_entries", shadowed_and_damaged),
     ];
-    for corpus in corpora() {
-        let corpus_name = corpus.file_name().unwrap().to_string_lossy().into_owned();
-        let mut stems: Vec<PathBuf> =
-            fs::read_dir(corpus.join("expected")).unwrap().flatten().map(|e| e.path()).collect();
-        stems.sort();
-        for stem_dir in stems {
-            let stem = stem_dir.file_name().unwrap().to_string_lossy().into_owned();
-            let session = corpus.join(format!("{stem}.jsonl"));
-            if !session.exists() {
-                continue;
-            }
-            let mut goldens: Vec<PathBuf> = fs::read_dir(&stem_dir)
-                .unwrap()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.to_string_lossy().ends_with(".context.json") && !p.ends_with("null.context.json"))
-                .collect();
-            goldens.sort();
-            for golden in goldens {
-                let leaf = golden.file_name().unwrap().to_string_lossy().trim_end_matches(".context.json").to_string();
-                let entries_golden = stem_dir.join(format!("{stem}.entries.json"));
-                let session = session.clone();
-                trials.push(Trial::test(format!("fork::every_leaf::{corpus_name}/{stem}/{leaf}"), move || {
-                    fork_leaf(&session, &golden, &leaf, &entries_golden)
-                }));
-            }
+    for cs in corpus_sessions() {
+        let goldens = context_goldens(&cs).into_iter().filter(|p| !p.ends_with("null.context.json"));
+        for golden in goldens {
+            let leaf = golden.file_name().unwrap().to_string_lossy().trim_end_matches(".context.json").to_string();
+            let entries_golden = cs.goldens.join(format!("{}.entries.json", cs.stem));
+            let session = cs.session.clone();
+            trials.push(Trial::test(format!("fork::every_leaf::{}/{}/{leaf}", cs.corpus, cs.stem), move || {
+                fork_leaf(&session, &golden, &leaf, &entries_golden)
+            }));
         }
     }
     trials

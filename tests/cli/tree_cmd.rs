@@ -9,51 +9,41 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use libtest_mimic::Trial;
 use serde_json::Value;
 
 use crate::common::{check, pisces, stderr, stdout, testdata, TestResult};
-use crate::conformance::corpora;
+use crate::conformance::corpus_sessions;
 
 pub fn trials() -> Vec<Trial> {
     let mut trials = Vec::new();
-    for corpus in corpora() {
-        let corpus_name = corpus.file_name().unwrap().to_string_lossy().into_owned();
-        let mut stems: Vec<PathBuf> =
-            fs::read_dir(corpus.join("expected")).unwrap().flatten().map(|e| e.path()).collect();
-        stems.sort();
-        for dir in stems {
-            let stem = dir.file_name().unwrap().to_string_lossy().into_owned();
-            let file = corpus.join(format!("{stem}.jsonl"));
-            if !file.exists() {
-                continue;
-            }
-            for (golden, filter) in [
-                ("default", "default"),
-                ("no-tools", "no-tools"),
-                ("user-only", "user"),
-                ("labeled-only", "labeled"),
-                ("all", "all"),
-            ] {
-                let path = dir.join(format!("tree.{golden}.txt"));
-                if path.exists() {
-                    let f = file.clone();
-                    let args = vec!["--filter".to_string(), filter.to_string()];
-                    trials.push(Trial::test(format!("tree::{corpus_name}/{stem}/{golden}"), move || {
-                        matches_pi(&f, &path, &args)
-                    }));
-                }
-            }
-            let w80 = dir.join("tree.default.w80.txt");
-            if corpus_name == "pi-1.6.0" && w80.exists() {
+    for cs in corpus_sessions() {
+        let (corpus_name, stem, file, dir) = (&cs.corpus, &cs.stem, &cs.session, &cs.goldens);
+        for (golden, filter) in [
+            ("default", "default"),
+            ("no-tools", "no-tools"),
+            ("user-only", "user"),
+            ("labeled-only", "labeled"),
+            ("all", "all"),
+        ] {
+            let path = dir.join(format!("tree.{golden}.txt"));
+            if path.exists() {
                 let f = file.clone();
-                let args = vec!["--width".to_string(), "78".to_string()];
-                trials.push(Trial::test(format!("tree::{corpus_name}/{stem}/default.w80"), move || {
-                    matches_pi(&f, &w80, &args)
+                let args = vec!["--filter".to_string(), filter.to_string()];
+                trials.push(Trial::test(format!("tree::{corpus_name}/{stem}/{golden}"), move || {
+                    matches_pi(&f, &path, &args)
                 }));
             }
+        }
+        let w80 = dir.join("tree.default.w80.txt");
+        if corpus_name == "pi-1.6.0" && w80.exists() {
+            let f = file.clone();
+            let args = vec!["--width".to_string(), "78".to_string()];
+            trials.push(Trial::test(format!("tree::{corpus_name}/{stem}/default.w80"), move || {
+                matches_pi(&f, &w80, &args)
+            }));
         }
     }
     trials.extend([
