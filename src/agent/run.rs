@@ -11,14 +11,14 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Map, Value};
 
 use super::{execute_tool_call, Tool, ToolContext, ToolOutput};
 use crate::llm::message::{error_message, now_ms};
-use crate::llm::{LlmError, Provider, Request, StreamEvent};
+use crate::llm::{CompactionSettings, LlmError, Provider, Request, RetrySettings, StreamEvent};
 use crate::session::{system, write, Session, Source};
 
 /// The text a `length` stop gives each tool call instead of running it (§7.1 step 5).
@@ -262,12 +262,12 @@ impl SessionWriter {
         self.header.is_none()
     }
 
-    fn entry(&self, id: &str, kind: &str, payload: &Map<String, Value>) -> Value {
+    fn entry(&self, id: &str, kind: &str, payload: &Map<String, Value>, timestamp: &str) -> Value {
         let mut m = Map::new();
         m.insert("type".into(), kind.into());
         m.insert("id".into(), id.into());
         m.insert("parentId".into(), self.leaf.as_deref().map_or(Value::Null, Value::from));
-        m.insert("timestamp".into(), write::now_iso().into());
+        m.insert("timestamp".into(), timestamp.into());
         for (k, v) in payload {
             m.insert(k.clone(), v.clone());
         }
@@ -277,6 +277,12 @@ impl SessionWriter {
     /// Appends an entry of type `kind` with `payload` (in order after the common keys);
     /// returns the entry as written.
     pub fn append(&mut self, kind: &str, payload: Map<String, Value>) -> anyhow::Result<Value> {
+        self.append_at(kind, payload, &write::now_iso())
+    }
+
+    /// [`SessionWriter::append`] with the entry's `timestamp` given (a compaction's
+    /// `systemMessage` carries the same time).
+    pub fn append_at(&mut self, kind: &str, payload: Map<String, Value>, timestamp: &str) -> anyhow::Result<Value> {
         let flushes = kind == "message"
             && matches!(
                 payload.get("message").and_then(|m| m.get("role")).and_then(Value::as_str),
@@ -284,7 +290,7 @@ impl SessionWriter {
             );
         if let Some(header) = self.header.clone() {
             let id = write::new_entry_id(|id| self.taken.contains(id));
-            let entry = self.entry(&id, kind, &payload);
+            let entry = self.entry(&id, kind, &payload, timestamp);
             let line = crate::summarize::entry::line(&entry);
             if !flushes {
                 self.pending.push(line);
@@ -319,7 +325,7 @@ impl SessionWriter {
                 }
             }
             let id = write::new_entry_id(|id| self.taken.contains(id) || now.get(id).is_some());
-            let entry = self.entry(&id, kind, &payload);
+            let entry = self.entry(&id, kind, &payload, timestamp);
             let line = crate::summarize::entry::line(&entry);
             written = Some((id, entry));
             Ok(vec![line])
@@ -352,6 +358,11 @@ pub struct Turn<'a> {
     pub thinking_level: String,
     /// Stop after this many model calls (a safety net; `None` = no limit, as pi).
     pub max_turns: Option<u32>,
+    /// pi's `retry` settings: error assistants pi classifies as retryable are recorded,
+    /// omitted with a `context_edit` and retried (§7.5).
+    pub retry: RetrySettings,
+    /// pi's `compaction` settings for the model (§6.7).
+    pub compaction: CompactionSettings,
 }
 
 /// How a run ended.
@@ -363,15 +374,258 @@ pub struct Outcome {
     pub stop_reason: String,
     /// Every message of the run (starting messages included), as `agent_end` lists them.
     pub messages: Vec<Value>,
+    /// Why the run failed beyond the last message's own error (overflow recovery), if so.
+    pub failure: Option<String>,
 }
 
 fn message_event(kind: &str, message: &Value) -> Value {
     json!({"type": kind, "message": message})
 }
 
+fn matches_any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| text.contains(n))
+}
+
+/// pi's `isContextOverflow` for an error text (§6.7), matched by fixed substrings (the
+/// reference's regular expressions, with their number parts dropped).
+pub fn is_context_overflow(error: &str) -> bool {
+    let t = error.to_lowercase();
+    if t.starts_with("throttling error:") || t.starts_with("service unavailable:") {
+        return false;
+    }
+    if matches_any(&t, &["rate limit", "too many requests"]) {
+        return false;
+    }
+    matches_any(
+        &t,
+        &[
+            "prompt is too long",
+            "prompt too long",
+            "prompt exceeds max length",
+            "request_too_large",
+            "input is too long for requested model",
+            "exceeds the context window",
+            "maximum context length",
+            "context window exceeded",
+            "reduce the length of the messages",
+            "maximum prompt length is",
+            "maximum allowed input length of",
+            "longer than the model's context length",
+            "longer than the models context length",
+            "exceeds the limit of",
+            "exceeds the available context size",
+            "greater than the context length",
+            "context window exceeds limit",
+            "exceeded model token limit",
+            "maximum context length",
+            "but the configured context size is",
+            "model_context_window_exceeded",
+            "range of input length should be",
+            "context_length_exceeded",
+            "context length exceeded",
+            "context_length exceeded",
+            "too many tokens",
+            "token limit exceeded",
+        ],
+    ) || (t.contains("input token count") && t.contains("exceeds the maximum"))
+        || (t.contains("exceeds") && t.contains("maximum context length"))
+        || t.starts_with("413 ")
+        || t.starts_with("413:")
+        || t == "413"
+        || (t.contains("api error (413):"))
+}
+
+/// pi's retryable-error pattern (§7.5), by substrings; quota and billing texts and context
+/// overflows never count.
+pub fn is_retryable_error(error: &str) -> bool {
+    let t = error.to_lowercase();
+    if is_context_overflow(error) || matches_any(&t, &["insufficient_quota", "quota exceeded", "billing"]) {
+        return false;
+    }
+    let spaced = t.replace(['_', '-'], " ");
+    matches_any(
+        &spaced,
+        &[
+            "overloaded",
+            "rate limit",
+            "ratelimit",
+            "too many requests",
+            "service unavailable",
+            "serviceunavailable",
+            "temporarily unavailable",
+            "server error",
+            "internal error",
+            "provider returned an error",
+            "provider returned error",
+            "network",
+            "connection",
+            "socket",
+            "econnreset",
+            "econnrefused",
+            "epipe",
+            "etimedout",
+            "timed out",
+            "time out",
+            "timeout",
+            "terminated",
+            "websocket",
+            "ended without",
+            "cut off",
+            "retry delay",
+            "please retry your request",
+        ],
+    ) || ["429", "500", "502", "503", "504", "520", "524", "529"].iter().any(|c| {
+        t.match_indices(c).any(|(i, _)| {
+            let before = t[..i].chars().last().is_none_or(|ch| !ch.is_ascii_digit());
+            let after = t[i + 3..].chars().next().is_none_or(|ch| !ch.is_ascii_digit());
+            before && after
+        })
+    })
+}
+
+fn error_text(m: &Value) -> &str {
+    m.get("errorMessage").and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Omits `target` (and nothing else) from future context: `context_edit{targetId,
+/// replacement:null}` (§2.2).
+fn omit(writer: &mut SessionWriter, target: &str, emit: &mut dyn FnMut(Value)) -> anyhow::Result<()> {
+    let mut p = Map::new();
+    p.insert("targetId".into(), target.into());
+    p.insert("replacement".into(), Value::Null);
+    let entry = writer.append("context_edit", p)?;
+    emit(json!({"type": "entry_appended", "entry": entry}));
+    Ok(())
+}
+
+/// Sleeps `wait`, waking early when the run is aborted.
+fn abortable_sleep(wait: Duration, ctx: &ToolContext) {
+    let end = Instant::now() + wait;
+    while !ctx.aborted() {
+        let now = Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// The branch's AgentMessages at the writer's leaf, read back from the file.
+fn reproject(writer: &SessionWriter) -> anyhow::Result<Vec<Value>> {
+    let source = Source::open(writer.path())?;
+    let session = Session::load(&source)?;
+    let leaf = writer.leaf().and_then(|id| session.get(id));
+    let p = crate::session::context::project(&session, leaf)
+        .map_err(|_| anyhow::anyhow!("{}: unreadable lines", writer.path().display()))?;
+    Ok(p.messages)
+}
+
+/// Compacts the branch at the writer's leaf with the model, as `pisces compact --append`
+/// does, and appends the `compaction` entry; then `context` is the new projection.
+/// `Ok(false)`: pi would not compact here (nothing to compact, or the summary failed, which
+/// is reported in `compaction_end`).
+fn compact_now(
+    turn: &Turn,
+    writer: &mut SessionWriter,
+    context: &mut Vec<Value>,
+    reason: &str,
+    will_retry: bool,
+    emit: &mut dyn FnMut(Value),
+) -> anyhow::Result<bool> {
+    use crate::summarize::{compaction, entry};
+    if !writer.on_disk() {
+        return Ok(false);
+    }
+    let source = Source::open(writer.path())?;
+    let session = Session::load(&source)?;
+    let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return Ok(false) };
+    let projection = crate::session::context::project(&session, Some(leaf))
+        .map_err(|_| anyhow::anyhow!("{}: unreadable lines", writer.path().display()))?;
+    let settings = compaction::Settings {
+        reserve_tokens: turn.compaction.reserve_tokens,
+        keep_recent_tokens: turn.compaction.keep_recent_tokens,
+    };
+    let plan = compaction::plan(&session, leaf, projection, settings)
+        .map_err(|_| anyhow::anyhow!("{}: unreadable lines", writer.path().display()))?;
+    let Ok(prep) = &plan.preparation else { return Ok(false) };
+    emit(json!({"type": "compaction_start", "reason": reason}));
+    let thinking = (turn.thinking_level != "off").then_some(turn.thinking_level.as_str());
+    let done = compaction::compact(prep, turn.provider, None, thinking, &mut |_| {});
+    let c = match done {
+        Ok(c) => c,
+        Err(e) => {
+            let text = if reason == "overflow" {
+                format!("Context overflow recovery failed: {e}")
+            } else {
+                format!("Auto-compaction failed: {e}")
+            };
+            emit(
+                json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": false, "errorMessage": text}),
+            );
+            return Ok(false);
+        }
+    };
+    let first_kept = session.id(prep.first_kept_entry).map_or(Value::Null, Value::from);
+    let system_message = system::current_system_message(&plan.projection.messages);
+    let ts = write::now_iso();
+    let built = entry::compaction(
+        "",
+        None,
+        &ts,
+        &c.summary,
+        first_kept.clone(),
+        prep.tokens_before,
+        prep.details(),
+        c.usage.as_ref(),
+        system_message,
+    );
+    let mut payload = built.as_object().cloned().unwrap_or_default();
+    for k in ["type", "id", "parentId", "timestamp"] {
+        payload.shift_remove(k);
+    }
+    writer.append_at("compaction", payload, &ts)?;
+    *context = reproject(writer)?;
+    emit(json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": will_retry,
+                "result": {"summary": c.summary, "firstKeptEntryId": first_kept, "tokensBefore": prep.tokens_before,
+                           "usage": c.usage, "details": prep.details()}}));
+    Ok(true)
+}
+
+/// Whether the context at the writer's leaf is over `window − reserveTokens` (pi's
+/// `shouldCompact`, with `estimateProjectedContextTokens`).
+fn over_threshold(turn: &Turn, writer: &SessionWriter, context: &[Value]) -> bool {
+    let Some(window) = turn.provider.context_window() else { return false };
+    if !turn.compaction.enabled || !writer.on_disk() {
+        return false;
+    }
+    let limit = window.saturating_sub(turn.compaction.reserve_tokens) as f64;
+    // The cheap estimate first; the file is read only near the limit.
+    if crate::summarize::tokens::estimate_context_tokens(context).tokens <= limit {
+        return false;
+    }
+    let Ok(source) = Source::open(writer.path()) else { return false };
+    let Ok(session) = Session::load(&source) else { return false };
+    let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return false };
+    let Ok(projection) = crate::session::context::project(&session, Some(leaf)) else { return false };
+    crate::summarize::tokens::estimate_projected_context_tokens(&session, &projection).tokens > limit
+}
+
+/// The unwinding payload that stops a stream on abort.
+struct StreamAborted;
+
+/// The text pi gives unstarted tool calls of an aborted batch.
+const ABORTED_TEXT: &str = "Operation aborted";
+
 /// Runs one prompt: appends `starting` (the system patch and the user message) and then
 /// the loop (§7.1), with `context` the AgentMessages of the branch so far (the projection
 /// at the leaf). `emit` gets pi's JSON-mode events.
+///
+/// Recovery as pi 1.6 records it: a retryable error assistant is followed by a
+/// `context_edit` omitting it and a fresh call (at most `retry.maxRetries` in a row, with
+/// pi's backoff); a context-overflow error is omitted, the branch compacted and the call
+/// retried once; before each call a context over `window − reserveTokens` is compacted.
+/// An abort (`tool_ctx.abort`) ends the stream as `aborted` and answers unstarted calls
+/// with `Operation aborted`.
 pub fn run_prompt(
     turn: &Turn,
     writer: &mut SessionWriter,
@@ -390,9 +644,18 @@ pub fn run_prompt(
         run_messages.push(m);
     }
     let mut calls_made = 0u32;
+    let mut retry_attempt = 0u32;
+    let mut overflow_tried = false;
+    let mut fresh_turn = false;
     loop {
-        if calls_made > 0 {
+        if calls_made > 0 && !fresh_turn {
             emit(json!({"type": "turn_start"}));
+        }
+        fresh_turn = false;
+        // Threshold compaction before the request (pi 1.6 checks before every prompt and
+        // between turns).
+        if !turn.tool_ctx.aborted() && over_threshold(turn, writer, context) {
+            compact_now(turn, writer, context, "threshold", false, emit)?;
         }
         calls_made += 1;
         let request = Request {
@@ -412,34 +675,64 @@ pub fn run_prompt(
         ));
         let mut index: i64 = -1;
         let mut last_kind = "";
-        let result = turn.provider.complete(&request, &mut |ev: &StreamEvent| {
-            let (kind, delta) = match ev {
-                StreamEvent::TextDelta(d) => ("text", json!({"delta": d})),
-                StreamEvent::ThinkingDelta(d) => ("thinking", json!({"delta": d})),
-                StreamEvent::ToolCallStart { id, name } => ("toolcall", json!({"id": id, "toolName": name})),
-                StreamEvent::Retry { attempt, wait_ms, reason } => {
-                    emit(json!({"type": "auto_retry_start", "attempt": attempt, "delayMs": wait_ms, "errorMessage": reason}));
-                    return;
+        let mut partial_text: Vec<(String, String)> = Vec::new();
+        let result = if turn.tool_ctx.aborted() {
+            Err(LlmError::Other("Request was aborted".into()))
+        } else {
+            // An abort stops the stream at its next event: the callback unwinds out of the
+            // provider (without the panic hook) and the connection is dropped.
+            let abort = &turn.tool_ctx.abort;
+            let call = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                turn.provider.complete(&request, &mut |ev: &StreamEvent| {
+                if abort.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::panic::resume_unwind(Box::new(StreamAborted));
                 }
-            };
-            if kind != last_kind || kind == "toolcall" {
-                index += 1;
-                last_kind = kind;
-                if kind != "toolcall" {
-                    emit(json!({"type": "message_update", "assistantMessageEvent": {"type": format!("{kind}_start"), "contentIndex": index}}));
+                let (kind, delta) = match ev {
+                    StreamEvent::TextDelta(d) => ("text", json!({"delta": d})),
+                    StreamEvent::ThinkingDelta(d) => ("thinking", json!({"delta": d})),
+                    StreamEvent::ToolCallStart { id, name } => ("toolcall", json!({"id": id, "toolName": name})),
+                    StreamEvent::Retry { attempt, wait_ms, reason } => {
+                        emit(json!({"type": "auto_retry_start", "attempt": attempt, "delayMs": wait_ms, "errorMessage": reason}));
+                        partial_text.clear();
+                        return;
+                    }
+                };
+                match (ev, partial_text.last_mut()) {
+                    (StreamEvent::TextDelta(d), Some((k, t))) if k == "text" && last_kind == "text" => t.push_str(d),
+                    (StreamEvent::ThinkingDelta(d), Some((k, t))) if k == "thinking" && last_kind == "thinking" => {
+                        t.push_str(d)
+                    }
+                    (StreamEvent::TextDelta(d), _) => partial_text.push(("text".into(), d.clone())),
+                    (StreamEvent::ThinkingDelta(d), _) => partial_text.push(("thinking".into(), d.clone())),
+                    _ => {}
                 }
+                if kind != last_kind || kind == "toolcall" {
+                    index += 1;
+                    last_kind = kind;
+                    if kind != "toolcall" {
+                        emit(json!({"type": "message_update", "assistantMessageEvent": {"type": format!("{kind}_start"), "contentIndex": index}}));
+                    }
+                }
+                let mut e = json!({"type": if kind == "toolcall" { "toolcall_start".to_string() } else { format!("{kind}_delta") }, "contentIndex": index});
+                for (k, v) in delta.as_object().into_iter().flatten() {
+                    e[k] = v.clone();
+                }
+                emit(json!({"type": "message_update", "assistantMessageEvent": e}));
+            })
+            }));
+            match call {
+                Ok(r) => r,
+                Err(payload) if payload.is::<StreamAborted>() => Err(LlmError::Other("Request was aborted".into())),
+                Err(payload) => std::panic::resume_unwind(payload),
             }
-            let mut e = json!({"type": if kind == "toolcall" { "toolcall_start".to_string() } else { format!("{kind}_delta") }, "contentIndex": index});
-            for (k, v) in delta.as_object().into_iter().flatten() {
-                e[k] = v.clone();
-            }
-            emit(json!({"type": "message_update", "assistantMessageEvent": e}));
-        });
+        };
         let assistant = match result {
+            _ if turn.tool_ctx.aborted() => aborted_assistant(turn, &partial_text, timestamp, started),
             Ok(m) => m,
             Err(e) => error_assistant(turn, &e, timestamp, started),
         };
-        writer.append_message(&assistant)?;
+        let written = writer.append_message(&assistant)?;
+        let assistant_id = written.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         emit(message_event("message_end", &assistant));
         context.push(assistant.clone());
         run_messages.push(assistant.clone());
@@ -452,10 +745,73 @@ pub fn run_prompt(
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
             .cloned()
             .collect();
+        if stop == "error" && !turn.tool_ctx.aborted() {
+            let error = error_text(&assistant).to_string();
+            let overflow = turn.compaction.enabled && is_context_overflow(&error);
+            let retry = !overflow && turn.retry.enabled && is_retryable_error(&error);
+            if overflow && !overflow_tried {
+                overflow_tried = true;
+                emit(json!({"type": "turn_end", "message": assistant, "toolResults": []}));
+                emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": true}));
+                omit(writer, &assistant_id, emit)?;
+                context.pop();
+                if compact_now(turn, writer, context, "overflow", true, emit)? {
+                    emit(json!({"type": "agent_start"}));
+                    emit(json!({"type": "turn_start"}));
+                    fresh_turn = true;
+                    continue;
+                }
+                return Ok(Outcome {
+                    last: assistant,
+                    stop_reason: stop,
+                    messages: run_messages,
+                    failure: Some("Context overflow recovery failed: nothing to compact".into()),
+                });
+            }
+            if overflow {
+                emit(json!({"type": "turn_end", "message": assistant, "toolResults": []}));
+                emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": false}));
+                return Ok(Outcome {
+                    last: assistant,
+                    stop_reason: stop,
+                    messages: run_messages,
+                    failure: Some("Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.".into()),
+                });
+            }
+            if retry && retry_attempt < turn.retry.max_retries {
+                retry_attempt += 1;
+                let factor = 2u32.saturating_pow(retry_attempt - 1);
+                let wait = turn.retry.base_delay.saturating_mul(factor).min(turn.retry.max_delay);
+                emit(json!({"type": "turn_end", "message": assistant, "toolResults": []}));
+                emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": true}));
+                emit(
+                    json!({"type": "auto_retry_start", "attempt": retry_attempt, "maxAttempts": turn.retry.max_retries,
+                            "delayMs": wait.as_millis() as u64, "errorMessage": error}),
+                );
+                omit(writer, &assistant_id, emit)?;
+                context.pop();
+                abortable_sleep(wait, turn.tool_ctx);
+                emit(json!({"type": "agent_start"}));
+                emit(json!({"type": "turn_start"}));
+                fresh_turn = true;
+                continue;
+            }
+            if retry_attempt > 0 {
+                emit(
+                    json!({"type": "auto_retry_end", "success": false, "attempt": retry_attempt, "finalError": error}),
+                );
+            }
+        } else if stop != "aborted" && retry_attempt > 0 {
+            emit(json!({"type": "auto_retry_end", "success": true, "attempt": retry_attempt}));
+            retry_attempt = 0;
+        }
+        if stop != "error" && stop != "length" {
+            overflow_tried = false;
+        }
         if stop == "error" || stop == "aborted" || calls.is_empty() {
             emit(json!({"type": "turn_end", "message": assistant, "toolResults": []}));
             emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": false}));
-            return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages });
+            return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages, failure: None });
         }
         let mut results = Vec::new();
         for call in &calls {
@@ -470,6 +826,8 @@ pub fn run_prompt(
             let t0 = Instant::now();
             let out = if stop == "length" {
                 ToolOutput::error(length_stop_text(name))
+            } else if turn.tool_ctx.aborted() {
+                ToolOutput::error(ABORTED_TEXT)
             } else {
                 execute_tool_call(turn.tools, name, &args, turn.tool_ctx)
             };
@@ -499,11 +857,41 @@ pub fn run_prompt(
             run_messages.push(r.clone());
         }
         emit(json!({"type": "turn_end", "message": assistant, "toolResults": results}));
+        if turn.tool_ctx.aborted() {
+            // pi stops the loop after an aborted batch.
+            emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": false}));
+            return Ok(Outcome {
+                last: assistant,
+                stop_reason: "aborted".into(),
+                messages: run_messages,
+                failure: Some(ABORTED_TEXT.into()),
+            });
+        }
         if turn.max_turns.is_some_and(|max| calls_made >= max) {
             emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": false}));
-            return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages });
+            return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages, failure: None });
         }
     }
+}
+
+/// The assistant pi writes when a stream is aborted: what had arrived, `stopReason:
+/// "aborted"`, `errorMessage: "Request was aborted"`.
+fn aborted_assistant(turn: &Turn, partial: &[(String, String)], timestamp: u64, started: Instant) -> Value {
+    let mut m = error_assistant(turn, &LlmError::Other("Request was aborted".into()), timestamp, started);
+    let content: Vec<Value> =
+        partial
+            .iter()
+            .map(|(k, t)| {
+                if k == "text" {
+                    json!({"type": "text", "text": t})
+                } else {
+                    json!({"type": "thinking", "thinking": t})
+                }
+            })
+            .collect();
+    m["content"] = Value::Array(content);
+    m["stopReason"] = "aborted".into();
+    m
 }
 
 fn error_assistant(turn: &Turn, e: &LlmError, timestamp: u64, started: Instant) -> Value {

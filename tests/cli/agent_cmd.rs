@@ -7,7 +7,10 @@ use std::process::Output;
 use libtest_mimic::Trial;
 use serde_json::{json, Value};
 
-use pisces::llm::testing::{anthropic_text, anthropic_tool_call, openai_error, openai_text, Reply, ScriptedServer};
+use pisces::llm::testing::{
+    anthropic_error, anthropic_message_start, anthropic_sse, anthropic_text, anthropic_text_block, anthropic_tool_call,
+    openai_error, openai_text, Reply, ScriptedServer,
+};
 
 use crate::common::{check, pisces, run, stderr, stdout, testdata, TestResult};
 
@@ -17,6 +20,11 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::continue_same_file_writes_no_new_setup", continue_same_file),
         Trial::test("agent::from_user_message_makes_a_branch", from_makes_a_branch),
         Trial::test("agent::model_error_is_recorded_and_fails", model_error_is_recorded),
+        Trial::test("agent::overloaded_error_is_recorded_omitted_and_retried", retry_is_recorded),
+        Trial::test("agent::overflow_error_compacts_and_retries", overflow_compacts_and_retries),
+        Trial::test("agent::context_over_threshold_compacts_first", threshold_compacts_first),
+        Trial::test("agent::ctrl_c_aborts_a_running_bash_call", ctrl_c_aborts_bash),
+        Trial::test("agent::second_ctrl_c_exits_at_once", second_ctrl_c_exits),
     ]
 }
 
@@ -276,5 +284,229 @@ fn model_error_is_recorded() -> TestResult {
     check(last["role"] == "assistant" && last["stopReason"] == "error", || last.to_string())?;
     check(last["errorMessage"].as_str().unwrap_or("").contains("no such model"), || last.to_string())?;
     let c = run(&["check", file.to_str().unwrap()]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+/// An Anthropic stream that starts a text block and then reports an error event.
+fn anthropic_stream_error(partial: &str, kind: &str, message: &str) -> String {
+    let mut events = vec![anthropic_message_start(MODEL, 25, 0, 0)];
+    let mut block = anthropic_text_block(0, partial);
+    block.pop();
+    events.extend(block);
+    events.push(serde_json::from_str(&anthropic_error(kind, message)).unwrap());
+    anthropic_sse(&events)
+}
+
+/// A project whose `.pi/settings.json` holds `settings`.
+fn project_with_settings(settings: Value) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    fs::create_dir_all(project.path().join(".pi")).unwrap();
+    fs::write(project.path().join(".pi/settings.json"), settings.to_string()).unwrap();
+    project
+}
+
+fn retry_is_recorded() -> TestResult {
+    let project = project_with_settings(json!({"retry": {"baseDelayMs": 1}}));
+    let file = project.path().join("s.jsonl");
+    let f = file.to_str().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_stream_error("Half an ans", "overloaded_error", "Overloaded")),
+        Reply::Sse(anthropic_text(MODEL, "Recovered.")),
+    ]);
+    let out = agent(project.path(), &server, &["--session", f, "--no-tools", "-p", "hi"]);
+    ok(&out)?;
+    check(stdout(&out) == "Recovered.\n", || stdout(&out))?;
+    let entries = lines(&file);
+    let kinds: Vec<String> = entries[1..].iter().map(kind).collect();
+    let want = ["model_change", "thinking_level_change", "system", "user", "assistant", "context_edit", "assistant"];
+    check(kinds == want, || format!("entries {kinds:?}"))?;
+    chained(&entries)?;
+    let n = entries.len();
+    let (failed, edit, retry) = (&entries[n - 3], &entries[n - 2], &entries[n - 1]);
+    check(failed["message"]["stopReason"] == "error", || failed.to_string())?;
+    check(failed["message"]["errorMessage"].as_str().unwrap_or("").contains("Overloaded"), || failed.to_string())?;
+    let keys: Vec<&str> = edit.as_object().unwrap().keys().map(String::as_str).collect();
+    check(keys == ["type", "id", "parentId", "timestamp", "targetId", "replacement"], || format!("{keys:?}"))?;
+    check(edit["targetId"] == failed["id"] && edit["replacement"].is_null(), || edit.to_string())?;
+    check(retry["parentId"] == edit["id"] && retry["message"]["stopReason"] == "stop", || retry.to_string())?;
+    // The retry's request did not carry the failed attempt.
+    let requests = server.requests();
+    check(requests.len() == 2, || format!("{} requests", requests.len()))?;
+    let body = requests[1].json()["messages"].to_string();
+    check(!body.contains("Overloaded") && !body.contains("Half an ans"), || body.clone())?;
+    // pisces path shows only the retry.
+    let p = run(&["path", f]);
+    ok(&p)?;
+    let text = stdout(&p);
+    check(text.contains("Recovered.") && !text.contains("Overloaded"), || text.clone())?;
+    let c = run(&["check", f]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+fn overflow_compacts_and_retries() -> TestResult {
+    let project = project_with_settings(json!({"compaction": {"keepRecentTokens": 5}}));
+    let file = project.path().join("s.jsonl");
+    let f = file.to_str().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text(MODEL, "First answer, with some words in it.")),
+        Reply::Sse(anthropic_stream_error(
+            "",
+            "invalid_request_error",
+            "prompt is too long: 210000 tokens > 200000 maximum",
+        )),
+        Reply::Sse(anthropic_text(MODEL, "## Goal\nSUMMARY-OF-HISTORY")),
+        Reply::Sse(anthropic_text(MODEL, "After overflow.")),
+    ]);
+    let out = agent(project.path(), &server, &["--session", f, "--no-tools", "-p", "first question"]);
+    ok(&out)?;
+    let before = lines(&file).len();
+    let out = agent(project.path(), &server, &["--session", f, "--no-tools", "-p", "second question"]);
+    let entries = lines(&file);
+    let added: Vec<String> = entries[before..].iter().map(kind).collect();
+    check(out.status.success(), || format!("exit {:?}: {}\n{added:?}", out.status.code(), stderr(&out)))?;
+    check(stdout(&out) == "After overflow.\n", || format!("{:?} {added:?}", stdout(&out)))?;
+    check(added == ["user", "assistant", "context_edit", "compaction", "assistant"], || format!("{added:?}"))?;
+    chained(&entries)?;
+    let n = entries.len();
+    let (failed, edit, compaction) = (&entries[n - 4], &entries[n - 3], &entries[n - 2]);
+    check(failed["message"]["stopReason"] == "error", || failed.to_string())?;
+    check(edit["targetId"] == failed["id"] && edit["replacement"].is_null(), || edit.to_string())?;
+    let summary = compaction["summary"].as_str().unwrap_or("");
+    check(summary.contains("SUMMARY-OF-HISTORY"), || compaction.to_string())?;
+    check(compaction["fromHook"] == false && compaction["tokensBefore"].is_number(), || compaction.to_string())?;
+    // The retried request starts from the summary.
+    let last = server.requests().last().unwrap().json().to_string();
+    check(last.contains("SUMMARY-OF-HISTORY") && !last.contains("prompt is too long"), || last.clone())?;
+    let p = run(&["path", f]);
+    ok(&p)?;
+    let text = stdout(&p);
+    check(text.contains("SUMMARY-OF-HISTORY") && text.contains("After overflow."), || text.clone())?;
+    let c = run(&["check", f]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+/// Starts `pisces agent` as a child (its output piped).
+fn spawn_agent(dir: &Path, server: &ScriptedServer, extra: &[&str]) -> std::process::Child {
+    pisces()
+        .current_dir(dir)
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY"])
+        .args(extra)
+        .env("PISCES_TEST_KEY", "test-key")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("pisces starts")
+}
+
+fn sigint(child: &std::process::Child) {
+    let st = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(st.success());
+}
+
+/// Waits for `cond` up to `secs` seconds.
+fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+fn wait_output(child: std::process::Child, secs: u64) -> Result<Output, String> {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(_) => {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            Err(format!("pisces did not exit within {secs}s"))
+        }
+    }
+}
+
+fn ctrl_c_aborts_bash() -> TestResult {
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    let f = file.to_str().unwrap();
+    let server = ScriptedServer::start(vec![Reply::Sse(anthropic_tool_call(
+        MODEL,
+        "toolu_1",
+        "bash",
+        &json!({"command": "echo started; sleep 30"}),
+    ))]);
+    let mut child = spawn_agent(project.path(), &server, &["--session", f, "-p", "sleep"]);
+    if !wait_for(10, || fs::read_to_string(&file).is_ok_and(|t| t.contains("toolu_1"))) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return check(false, || "the tool call was never written".into());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let t0 = std::time::Instant::now();
+    sigint(&child);
+    let out = wait_output(child, 10)?;
+    check(t0.elapsed() < std::time::Duration::from_secs(8), || "the abort took too long".into())?;
+    check(out.status.code() == Some(1), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))?;
+    let entries = lines(&file);
+    let kinds: Vec<String> = entries[1..].iter().map(kind).collect();
+    check(kinds.last().map(String::as_str) == Some("toolResult"), || format!("{kinds:?}"))?;
+    let result = &entries.last().unwrap()["message"];
+    check(result["isError"] == true && result["toolCallId"] == "toolu_1", || result.to_string())?;
+    check(result.to_string().to_lowercase().contains("aborted"), || result.to_string())?;
+    check(server.requests().len() == 1, || "the loop went on after the abort".into())?;
+    let c = run(&["check", f]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+fn second_ctrl_c_exits() -> TestResult {
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    let server = ScriptedServer::start(vec![Reply::Stall]);
+    let mut child =
+        spawn_agent(project.path(), &server, &["--session", file.to_str().unwrap(), "--no-tools", "-p", "hi"]);
+    if !wait_for(10, || !server.requests().is_empty()) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return check(false, || "no request".into());
+    }
+    sigint(&child);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    sigint(&child);
+    let out = wait_output(child, 5)?;
+    check(out.status.code() == Some(130), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))
+}
+
+fn threshold_compacts_first() -> TestResult {
+    let project = project_with_settings(json!({"compaction": {"keepRecentTokens": 5, "reserveTokens": 19990}}));
+    let file = project.path().join("s.jsonl");
+    let f = file.to_str().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text(MODEL, "First answer, with some words in it.")),
+        Reply::Sse(anthropic_text(MODEL, "## Goal\nTHRESHOLD-SUMMARY")),
+        Reply::Sse(anthropic_text(MODEL, "Second answer.")),
+    ]);
+    let out = agent(project.path(), &server, &["--session", f, "--no-tools", "-p", "first question"]);
+    ok(&out)?;
+    let before = lines(&file).len();
+    // window 20000 − reserve 19990: anything over 10 tokens is compacted before the call.
+    let out =
+        agent(project.path(), &server, &["--session", f, "--no-tools", "--context-window", "20000", "-p", "second"]);
+    ok(&out)?;
+    check(stdout(&out) == "Second answer.\n", || stdout(&out))?;
+    let entries = lines(&file);
+    let added: Vec<String> = entries[before..].iter().map(kind).collect();
+    check(added == ["user", "compaction", "assistant"], || format!("{added:?}"))?;
+    chained(&entries)?;
+    let last = server.requests().last().unwrap().json().to_string();
+    check(last.contains("THRESHOLD-SUMMARY"), || last.clone())?;
+    let p = run(&["path", f]);
+    check(stdout(&p).contains("THRESHOLD-SUMMARY"), || stdout(&p))?;
+    let c = run(&["check", f]);
     check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
 }
