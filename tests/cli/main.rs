@@ -12,6 +12,7 @@ mod diff_cmd;
 mod fork_cmd;
 mod inputs;
 mod label_cmd;
+mod live_oracle;
 mod meta;
 mod path_cmd;
 mod revs;
@@ -32,6 +33,7 @@ fn main() {
     trials.extend(fork_cmd::trials());
     trials.extend(inputs::trials());
     trials.extend(label_cmd::trials());
+    trials.extend(live_oracle::trials());
     trials.extend(meta::trials());
     trials.extend(path_cmd::trials());
     trials.extend(revs::trials());
