@@ -21,3 +21,5 @@ bash "$shared/pi-oracle/install.sh"
 cargo build --quiet
 node "$shared/pi-oracle/make-expected.mjs" testdata/pi-1.6.0 testdata/pi-0.73.1 testdata/real --check
 python3 "$shared/tools/fidelity.py" target/debug/pisces testdata/pi-1.6.0 testdata/pi-0.73.1 testdata/real testdata/edge
+# 4. sessions written by `pisces agent` (against the scripted model server) read by the real pi
+PISCES_LIVE_ORACLE=1 cargo test --quiet --test cli -- live_oracle
