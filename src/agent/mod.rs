@@ -4,4 +4,5 @@
 pub mod tools;
 
 pub use tools::{builtin_tools, execute_tool_call, Tool, ToolContext, ToolOutput, ALL_TOOLS, DEFAULT_TOOLS};
+pub mod repl;
 pub mod run;

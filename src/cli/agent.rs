@@ -106,6 +106,15 @@ pub struct Args {
     /// Stop after this many model calls [default: no limit, as pi].
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
+
+    /// Interactive mode even when standard input is not a terminal (the default on a
+    /// terminal without -p): prompts and slash commands, one per line.
+    #[arg(long, short = 'i', conflicts_with = "prompt")]
+    pub interactive: bool,
+
+    /// Interactive mode: show thinking as `[thinking…]` instead of streaming it.
+    #[arg(long)]
+    pub hide_thinking: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -244,14 +253,20 @@ fn existing_target(ctx: &Ctx, path: &Path, from: Option<&str>, mode: Mode) -> an
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
+    let interactive =
+        args.interactive || (args.prompt.is_none() && args.mode == Mode::Text && std::io::stdin().is_terminal());
+    if interactive && args.mode == Mode::Json {
+        bail!("--interactive shows text; it cannot be used with --mode json");
+    }
     let prompt = match &args.prompt {
         Some(p) => p.clone(),
+        None if interactive => String::from("(interactive)"),
         None if !std::io::stdin().is_terminal() => {
             let mut s = String::new();
             std::io::stdin().read_to_string(&mut s).context("could not read the prompt from standard input")?;
             s.trim_end_matches('\n').to_string()
         }
-        None => bail!("no prompt: give -p PROMPT or pipe one in (pisces has no interactive mode)"),
+        None => bail!("no prompt: give -p PROMPT or pipe one in"),
     };
     if prompt.trim().is_empty() {
         bail!("the prompt is empty");
@@ -351,6 +366,33 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         let mut p = Map::new();
         p.insert("thinkingLevel".into(), thinking.clone().into());
         target.writer.append("thinking_level_change", p)?;
+    }
+
+    if interactive {
+        let repl = crate::agent::repl::Repl {
+            writer: target.writer,
+            context: target.context,
+            spec: spec.clone(),
+            thinking: thinking.clone(),
+            branch_model: Some(spec),
+            branch_thinking: Some(thinking),
+            has_thinking_entry: true,
+            provider_opts: opts,
+            provider,
+            api,
+            tools,
+            tool_ctx,
+            sections,
+            declarations,
+            retry,
+            compaction,
+            max_turns: args.max_turns,
+            cwd: target.cwd,
+            ui: ctx.ui.clone(),
+            hide_thinking: args.hide_thinking,
+        };
+        drop(out);
+        return repl.run();
     }
 
     let turn = Turn {

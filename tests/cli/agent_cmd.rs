@@ -25,6 +25,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::context_over_threshold_compacts_first", threshold_compacts_first),
         Trial::test("agent::ctrl_c_aborts_a_running_bash_call", ctrl_c_aborts_bash),
         Trial::test("agent::second_ctrl_c_exits_at_once", second_ctrl_c_exits),
+        Trial::test("agent::interactive_prompts_and_slash_commands", interactive_session),
     ]
 }
 
@@ -509,4 +510,76 @@ fn threshold_compacts_first() -> TestResult {
     check(stdout(&p).contains("THRESHOLD-SUMMARY"), || stdout(&p))?;
     let c = run(&["check", f]);
     check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+/// The REPL through a pipe (`--interactive`): two prompts, /label, /name, /branch, a third
+/// prompt (a branch in the file), /path, /quit.
+fn interactive_session() -> TestResult {
+    use std::io::Write as _;
+    let project = tempfile::tempdir()?;
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text(MODEL, "Answer one.")),
+        Reply::Sse(anthropic_text(MODEL, "Answer two.")),
+        Reply::Sse(anthropic_text(MODEL, "Answer three.")),
+    ]);
+    let file = project.path().join("s.jsonl");
+    let mut child = pisces()
+        .current_dir(project.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
+        .env("PISCES_TEST_KEY", "test-key")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let script = "first prompt\nsecond prompt\n/label @ mark\n/name  My session  \n/branch mark^\nthird prompt\n/path\n/tree\n/quit\nnot sent\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes())?;
+    let out = wait_output(child, 30)?;
+    ok(&out)?;
+    let text = stdout(&out);
+    for want in [
+        "Answer one.",
+        "Answer two.",
+        "Answer three.",
+        "labelled",
+        "session name: My session",
+        "its prompt was:\nsecond prompt",
+    ] {
+        check(text.contains(want), || format!("{want:?} not in stdout:\n{text}\nstderr:\n{}", stderr(&out)))?;
+    }
+    // /path shows the new branch (the first and third exchanges), then /tree both branches.
+    let start = text.find("\"My session\" · leaf").ok_or_else(|| format!("no /path header:\n{text}"))?;
+    let end = text[start..].find("[system]\n").map_or(text.len(), |e| start + e);
+    let path_part = &text[start..end];
+    check(path_part.contains("first prompt") && path_part.contains("Answer three."), || path_part.to_string())?;
+    check(!path_part.contains("second prompt"), || path_part.to_string())?;
+    check(text[end..].contains("[mark] assistant: Answer two."), || text.clone())?;
+
+    let entries = lines(&file);
+    let kinds: Vec<String> = entries[1..].iter().map(kind).collect();
+    let want = [
+        "model_change",
+        "thinking_level_change",
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "label",
+        "session_info",
+        "user",
+        "assistant",
+    ];
+    check(kinds == want, || format!("{kinds:?}"))?;
+    chained(&entries[..10])?;
+    let by = |i: usize| &entries[i];
+    // label targets the second answer; the name is normalized.
+    check(by(8)["targetId"] == by(7)["id"] && by(8)["label"] == "mark", || by(8).to_string())?;
+    check(by(9)["name"] == "My session", || by(9).to_string())?;
+    // The third prompt continues from the first answer: a branch.
+    check(by(10)["parentId"] == by(5)["id"], || format!("{} vs {}", by(10), by(5)))?;
+    check(by(10)["message"]["content"][0]["text"] == "third prompt", || by(10).to_string())?;
+    check(by(11)["parentId"] == by(10)["id"], || by(11).to_string())?;
+    check(!text.contains("not sent"), || text.clone())?;
+    Ok(())
 }

@@ -1,0 +1,614 @@
+//! `pisces agent` interactive mode: read prompts and slash commands line by line, run each
+//! prompt through [`run::run_prompt`] with its events streamed to the terminal.
+//!
+//! The line editor is plain `read_line` (no history: up/down would need raw terminal mode,
+//! e.g. the `rustyline` crate). Ctrl-C aborts the running turn (recorded as pi records
+//! aborts, by the loop); a second Ctrl-C (or one at the prompt after a hint) exits.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use serde_json::{Map, Value};
+
+use super::run::{self, SessionWriter, Turn};
+use super::{Tool, ToolContext};
+use crate::llm::{self, CompactionSettings, ModelSpec, Provider, ProviderOptions, RetrySettings};
+use crate::render::transcript::{self, TranscriptHead};
+use crate::render::tree::{self as draw, TextOptions};
+use crate::render::{sanitize, Paint, Ui};
+use crate::session::view::{self, Filter, Options};
+use crate::session::{context, fork, rev, system, write, EntryType, Role, Session, Source};
+
+/// Everything the REPL needs; the command builds it as it builds print mode's run.
+pub struct Repl {
+    pub writer: SessionWriter,
+    /// The branch's AgentMessages at the writer's leaf.
+    pub context: Vec<Value>,
+    pub spec: ModelSpec,
+    pub thinking: String,
+    /// What the branch at the leaf records (model, thinking level, whether it has one).
+    pub branch_model: Option<ModelSpec>,
+    pub branch_thinking: Option<String>,
+    pub has_thinking_entry: bool,
+    pub provider_opts: ProviderOptions,
+    pub provider: Box<dyn Provider>,
+    pub api: String,
+    pub tools: Vec<Box<dyn Tool>>,
+    pub tool_ctx: ToolContext,
+    pub sections: Map<String, Value>,
+    pub declarations: Vec<Value>,
+    pub retry: RetrySettings,
+    pub compaction: CompactionSettings,
+    pub max_turns: Option<u32>,
+    pub cwd: PathBuf,
+    pub ui: Ui,
+    /// Show thinking as a one-line `[thinking…]` instead of streaming it.
+    pub hide_thinking: bool,
+}
+
+const HELP: &str = "\
+commands: /tree  /path  /branch REV  /fork  /compact  /label REV NAME  /model PROVIDER/ID
+          /name NAME  /quit   (anything else is a prompt; Ctrl-C aborts a turn, twice exits)";
+
+impl Repl {
+    /// Reads lines from standard input until `/quit` or end of input. The exit status is 0.
+    pub fn run(mut self) -> anyhow::Result<u8> {
+        interrupt::install(&self.tool_ctx.abort);
+        let stdin = std::io::stdin();
+        let tty = stdin.is_terminal();
+        let mut input = stdin.lock();
+        println!("pisces agent — {}/{} — session {}", self.spec.provider, self.spec.id, self.writer.path().display());
+        println!("{HELP}");
+        loop {
+            if tty {
+                print!("> ");
+                std::io::stdout().flush()?;
+            }
+            let mut line = String::new();
+            if input.read_line(&mut line)? == 0 {
+                break;
+            }
+            interrupt::reset();
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.trim().is_empty() {
+                continue;
+            }
+            let result = if let Some(cmd) = line.strip_prefix('/') {
+                match self.command(cmd.trim()) {
+                    Ok(true) => break,
+                    Ok(false) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            } else {
+                self.prompt(line)
+            };
+            if let Err(e) = result {
+                eprintln!("{}", self.ui.paint(Paint::Error, &format!("error: {e:#}")));
+            }
+        }
+        eprintln!("session: {}", self.writer.path().display());
+        Ok(0)
+    }
+
+    /// A slash command; `Ok(true)` quits.
+    fn command(&mut self, cmd: &str) -> anyhow::Result<bool> {
+        let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
+        let rest = rest.trim();
+        match name {
+            "quit" | "exit" | "q" => return Ok(true),
+            "help" => println!("{HELP}"),
+            "tree" => self.tree()?,
+            "path" => self.path()?,
+            "branch" => {
+                if rest.is_empty() {
+                    bail!("/branch REV: which entry?");
+                }
+                self.branch(rest)?
+            }
+            "label" => {
+                let (r, l) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                if r.is_empty() || l.trim().is_empty() {
+                    bail!("/label REV NAME");
+                }
+                self.label(r, l.trim())?
+            }
+            "name" => {
+                let n = normalize_name(rest);
+                if n.is_empty() {
+                    bail!("/name NAME");
+                }
+                let mut p = Map::new();
+                p.insert("name".into(), n.clone().into());
+                self.writer.append("session_info", p)?;
+                println!("session name: {n}");
+            }
+            "model" => self.model(rest)?,
+            "compact" => self.compact()?,
+            "fork" => self.fork()?,
+            _ => bail!("unknown command /{name}\n{HELP}"),
+        }
+        Ok(false)
+    }
+
+    /// model_change / thinking_level_change when the branch implies another selection.
+    fn ensure_selection(&mut self) -> anyhow::Result<()> {
+        if self.branch_model.as_ref() != Some(&self.spec) {
+            let mut p = Map::new();
+            p.insert("provider".into(), self.spec.provider.clone().into());
+            p.insert("modelId".into(), self.spec.id.clone().into());
+            self.writer.append("model_change", p)?;
+            self.branch_model = Some(self.spec.clone());
+        }
+        if !self.has_thinking_entry || self.branch_thinking.as_deref() != Some(self.thinking.as_str()) {
+            let mut p = Map::new();
+            p.insert("thinkingLevel".into(), self.thinking.clone().into());
+            self.writer.append("thinking_level_change", p)?;
+            self.branch_thinking = Some(self.thinking.clone());
+            self.has_thinking_entry = true;
+        }
+        Ok(())
+    }
+
+    fn prompt(&mut self, text: &str) -> anyhow::Result<()> {
+        self.ensure_selection()?;
+        let mut starting = Vec::new();
+        if let Some(sys) = run::system_patch(&self.context, &self.sections, &self.declarations) {
+            starting.push(sys);
+        }
+        starting.push(run::user_message(text));
+        self.tool_ctx.abort.store(false, Ordering::SeqCst);
+        let mut printer = Printer { ui: self.ui.clone(), hide_thinking: self.hide_thinking, open: None };
+        interrupt::RUNNING.store(true, Ordering::SeqCst);
+        let turn = Turn {
+            provider: self.provider.as_ref(),
+            api: self.api.clone(),
+            tools: &self.tools,
+            tool_ctx: &self.tool_ctx,
+            thinking_level: self.thinking.clone(),
+            max_turns: self.max_turns,
+            retry: self.retry,
+            compaction: self.compaction,
+        };
+        let outcome = run::run_prompt(&turn, &mut self.writer, &mut self.context, starting, &mut |e| printer.event(&e));
+        interrupt::RUNNING.store(false, Ordering::SeqCst);
+        printer.close();
+        let outcome = outcome?;
+        if let Some(f) = &outcome.failure {
+            eprintln!("{}", self.ui.paint(Paint::Error, f));
+        }
+        self.tool_ctx.abort.store(false, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn load(&self) -> anyhow::Result<(Source, PathBuf)> {
+        if !self.writer.on_disk() {
+            bail!("the session has no entries on disk yet (send a prompt first)");
+        }
+        Ok((Source::open(self.writer.path())?, self.writer.path().to_path_buf()))
+    }
+
+    /// The writer's leaf as an entry index.
+    fn leaf_of(&self, session: &Session) -> Option<u32> {
+        self.writer.leaf().and_then(|id| session.get(id))
+    }
+
+    fn resolve(&self, session: &Session, r: &str) -> anyhow::Result<u32> {
+        // `@` is this REPL's leaf, which is not the file's last entry after /branch.
+        if r == "@" {
+            if let Some(l) = self.leaf_of(session) {
+                return Ok(l);
+            }
+        }
+        Ok(rev::resolve(session, r)?)
+    }
+
+    fn tree(&self) -> anyhow::Result<()> {
+        let (source, _) = self.load()?;
+        let session = Session::load(&source)?;
+        let home = std::env::var("HOME").unwrap_or_default();
+        let opts =
+            Options { filter: Filter::Default, search: None, folds: Vec::new(), leaf: self.leaf_of(&session), home };
+        let view = view::build(&session, &opts).map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
+        let mut out = std::io::stdout().lock();
+        let topts = TextOptions { width: self.ui.width, ids: true, time: false, compact: false };
+        draw::write_text(&mut out, &self.ui, &session, &view, &topts)?;
+        out.flush()?;
+        Ok(())
+    }
+
+    fn path(&self) -> anyhow::Result<()> {
+        let (source, _) = self.load()?;
+        let session = Session::load(&source)?;
+        let projection = context::project(&session, self.leaf_of(&session))
+            .map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
+        let name = session.name_of_session();
+        let leaf_id = projection.leaf.map(|l| session.display_id(l).into_owned());
+        let model = projection.model.as_ref().map(|m| {
+            format!(
+                "{}/{}",
+                m.get("provider").and_then(Value::as_str).unwrap_or("?"),
+                m.get("modelId").and_then(Value::as_str).unwrap_or("?")
+            )
+        });
+        let head = TranscriptHead {
+            file: &session.name,
+            session_name: name.as_deref(),
+            leaf: leaf_id.as_deref(),
+            model,
+            thinking_level: projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string),
+            system: None,
+        };
+        let mut out = std::io::stdout().lock();
+        transcript::write_text(&mut out, &self.ui, &head, &projection.messages)?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Moves the leaf to `leaf` (an entry index or the null leaf) and re-projects.
+    fn move_to(&mut self, session: &Session, path: &Path, leaf: Option<u32>) -> anyhow::Result<()> {
+        let projection =
+            context::project(session, leaf).map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
+        self.branch_model = projection.model.as_ref().and_then(|m| {
+            Some(ModelSpec {
+                provider: m.get("provider")?.as_str()?.to_string(),
+                id: m.get("modelId")?.as_str()?.to_string(),
+            })
+        });
+        self.branch_thinking = projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string);
+        self.has_thinking_entry =
+            projection.path.iter().any(|&i| session.entries[i as usize].kind == EntryType::ThinkingLevelChange);
+        self.context = projection.messages;
+        let leaf_id = leaf.and_then(|l| session.id(l)).map(str::to_string);
+        self.writer = SessionWriter::existing(path.to_path_buf(), leaf_id);
+        Ok(())
+    }
+
+    /// pi's navigateTree: a user (or custom) message → its parent, and its text is shown.
+    fn branch(&mut self, r: &str) -> anyhow::Result<()> {
+        let (source, path) = self.load()?;
+        let session = Session::load(&source)?;
+        let target = self.resolve(&session, r)?;
+        let e = &session.entries[target as usize];
+        let is_prompt = (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
+        let leaf = if is_prompt {
+            let v = session.parse(target)?;
+            let text = fork::user_text(v.get("message").unwrap_or(&v));
+            println!(
+                "continuing from the parent of {}; its prompt was:\n{}",
+                session.display_id(target),
+                sanitize(&text)
+            );
+            session.parent(target)
+        } else {
+            println!("continuing after {}", session.display_id(target));
+            Some(target)
+        };
+        self.move_to(&session, &path, leaf)
+    }
+
+    fn label(&mut self, r: &str, name: &str) -> anyhow::Result<()> {
+        let (source, _) = self.load()?;
+        let session = Session::load(&source)?;
+        let target = self.resolve(&session, r)?;
+        let Some(target_id) = session.id(target).filter(|id| !id.starts_with('\0')).map(str::to_string) else {
+            bail!("that entry has no id to label");
+        };
+        drop(session);
+        let mut p = Map::new();
+        p.insert("targetId".into(), target_id.clone().into());
+        p.insert("label".into(), name.into());
+        self.writer.append("label", p)?;
+        println!("labelled {target_id} \"{name}\"");
+        Ok(())
+    }
+
+    fn model(&mut self, arg: &str) -> anyhow::Result<()> {
+        let Some(spec) = ModelSpec::parse(arg) else {
+            bail!("/model PROVIDER/ID, for example anthropic/claude-sonnet-4-5")
+        };
+        let opts = ProviderOptions { model: spec.clone(), ..self.provider_opts.clone() };
+        let api = llm::describe_model(&opts)?.api.as_str().to_string();
+        let provider = llm::open_provider(&opts)?;
+        self.compaction = opts.config.compaction(Some(&spec));
+        self.provider = provider;
+        self.api = api;
+        self.provider_opts = opts;
+        self.spec = spec;
+        self.ensure_selection()?;
+        println!("model: {}/{}", self.spec.provider, self.spec.id);
+        Ok(())
+    }
+
+    /// Compacts the branch now, as the loop's threshold compaction does.
+    fn compact(&mut self) -> anyhow::Result<()> {
+        use crate::summarize::{compaction, entry};
+        let (source, _) = self.load()?;
+        let session = Session::load(&source)?;
+        let Some(leaf) = self.leaf_of(&session) else { bail!("nothing to compact") };
+        let projection =
+            context::project(&session, Some(leaf)).map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
+        let settings = compaction::Settings {
+            reserve_tokens: self.compaction.reserve_tokens,
+            keep_recent_tokens: self.compaction.keep_recent_tokens,
+        };
+        let plan = compaction::plan(&session, leaf, projection, settings)
+            .map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
+        let prep = match &plan.preparation {
+            Ok(p) => p,
+            Err(_) => bail!("nothing to compact"),
+        };
+        println!("{}", self.ui.paint(Paint::Dim, "compacting…"));
+        let thinking = (self.thinking != "off").then_some(self.thinking.as_str());
+        let c = compaction::compact(prep, self.provider.as_ref(), None, thinking, &mut |_| {})
+            .map_err(|e| anyhow::anyhow!("compaction failed: {e}"))?;
+        let first_kept = session.id(prep.first_kept_entry).map_or(Value::Null, Value::from);
+        let system_message = system::current_system_message(&plan.projection.messages);
+        let ts = write::now_iso();
+        let built = entry::compaction(
+            "",
+            None,
+            &ts,
+            &c.summary,
+            first_kept,
+            prep.tokens_before,
+            prep.details(),
+            c.usage.as_ref(),
+            system_message,
+        );
+        let mut payload = built.as_object().cloned().unwrap_or_default();
+        for k in ["type", "id", "parentId", "timestamp"] {
+            payload.shift_remove(k);
+        }
+        drop(session);
+        self.writer.append_at("compaction", payload, &ts)?;
+        let source = Source::open(self.writer.path())?;
+        let session = Session::load(&source)?;
+        let path = self.writer.path().to_path_buf();
+        let leaf = self.leaf_of(&session);
+        self.move_to(&session, &path, leaf)?;
+        println!("compacted ({} tokens before):\n{}", prep.tokens_before, self.ui.paint(Paint::Summary, &c.summary));
+        Ok(())
+    }
+
+    /// pi's /fork: a new session file holding this branch, continued from here on.
+    fn fork(&mut self) -> anyhow::Result<()> {
+        let (source, path) = self.load()?;
+        let session = Session::load(&source)?;
+        let leaf = self.leaf_of(&session);
+        let plan = match fork::path_fork(&session, leaf, fork::Shape::Branch) {
+            Ok(p) => p,
+            Err(fork::ForkError::Damaged(_)) => bail!("cannot fork: unreadable lines"),
+            Err(fork::ForkError::Invalid(why)) => bail!("cannot fork: {why}"),
+        };
+        let id = fork::new_session_id();
+        let ts = write::now_iso();
+        let cwd = session.header.get("cwd").and_then(Value::as_str).map(str::to_string);
+        let cwd = cwd.unwrap_or_else(|| self.cwd.to_string_lossy().into_owned());
+        let abs = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let header = fork::header_line(&id, &ts, &cwd, Some(&abs.to_string_lossy()));
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let new_path = dir.join(fork::file_name(&ts, &id));
+        write::write_new_file(&new_path, |w| plan.write_to(&header, w))
+            .with_context(|| format!("could not write {}", new_path.display()))?;
+        drop(plan);
+        let source = Source::open(&new_path)?;
+        let forked = Session::load(&source)?;
+        let leaf = forked.default_leaf();
+        self.move_to(&forked, &new_path, leaf)?;
+        println!("forked to {}", new_path.display());
+        Ok(())
+    }
+}
+
+/// pi's session name: runs of CR/LF become one space, then trimmed.
+fn normalize_name(s: &str) -> String {
+    let mut out = String::new();
+    let mut in_break = false;
+    for c in s.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                out.push(' ');
+            }
+            in_break = true;
+        } else {
+            in_break = false;
+            out.push(c);
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Streams loop events to standard output.
+struct Printer {
+    ui: Ui,
+    hide_thinking: bool,
+    /// The kind of block being streamed ("text" / "thinking"), if a line is open.
+    open: Option<String>,
+}
+
+impl Printer {
+    fn close(&mut self) {
+        if self.open.take().is_some() {
+            println!();
+        }
+    }
+
+    fn event(&mut self, e: &Value) {
+        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
+        let mut out = std::io::stdout().lock();
+        match kind {
+            "message_update" => {
+                let a = &e["assistantMessageEvent"];
+                match a.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "text_start" => {
+                        drop(out);
+                        self.close();
+                        self.open = Some("text".into());
+                        return;
+                    }
+                    "thinking_start" => {
+                        drop(out);
+                        self.close();
+                        self.open = Some("thinking".into());
+                        if self.hide_thinking {
+                            let mut out = std::io::stdout().lock();
+                            let _ = write!(out, "{}", self.ui.paint(Paint::Dim, "[thinking…]"));
+                        }
+                        return;
+                    }
+                    "text_delta" => {
+                        let d = a.get("delta").and_then(Value::as_str).unwrap_or("");
+                        let _ = write!(out, "{}", sanitize(d));
+                    }
+                    "thinking_delta" if !self.hide_thinking => {
+                        let d = a.get("delta").and_then(Value::as_str).unwrap_or("");
+                        let _ = write!(out, "{}", self.ui.paint(Paint::Dim, &sanitize(d)));
+                    }
+                    _ => {}
+                }
+                let _ = out.flush();
+            }
+            "tool_execution_start" => {
+                drop(out);
+                self.close();
+                let name = e.get("toolName").and_then(Value::as_str).unwrap_or("?");
+                let args = &e["args"];
+                let brief = ["command", "path", "pattern"]
+                    .iter()
+                    .find_map(|k| args.get(*k).and_then(Value::as_str))
+                    .map(str::to_string)
+                    .unwrap_or_else(|| args.to_string());
+                let brief: String = brief.chars().take(200).collect();
+                println!("{}", self.ui.paint(Paint::Tool, &format!("→ {name} {}", sanitize(&brief))));
+            }
+            "tool_execution_end" => {
+                drop(out);
+                let error = e.get("isError").and_then(Value::as_bool).unwrap_or(false);
+                let text: String = e["result"]["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let lines: Vec<&str> = text.lines().collect();
+                let paint = if error { Paint::Error } else { Paint::Dim };
+                for l in lines.iter().take(4) {
+                    println!("  {}", self.ui.paint(paint, &sanitize(l)));
+                }
+                if lines.len() > 4 {
+                    println!("  {}", self.ui.paint(Paint::Dim, &format!("… {} more lines", lines.len() - 4)));
+                }
+            }
+            "message_end" => {
+                drop(out);
+                let m = &e["message"];
+                if m.get("role").and_then(Value::as_str) != Some("assistant") {
+                    return;
+                }
+                self.close();
+                match m.get("stopReason").and_then(Value::as_str) {
+                    Some("aborted") => println!("{}", self.ui.paint(Paint::Error, "[aborted]")),
+                    Some("error") => {
+                        let err = m.get("errorMessage").and_then(Value::as_str).unwrap_or("error");
+                        println!("{}", self.ui.paint(Paint::Error, &format!("error: {}", sanitize(err))));
+                    }
+                    _ => {}
+                }
+            }
+            "auto_retry_start" => {
+                drop(out);
+                self.close();
+                let msg = format!(
+                    "retrying (attempt {}): {}",
+                    e["attempt"],
+                    e.get("errorMessage").and_then(Value::as_str).unwrap_or("")
+                );
+                println!("{}", self.ui.paint(Paint::Dim, &msg));
+            }
+            "compaction_start" => {
+                drop(out);
+                self.close();
+                println!("{}", self.ui.paint(Paint::Dim, "compacting…"));
+            }
+            "compaction_end" => {
+                drop(out);
+                if let Some(err) = e.get("errorMessage").and_then(Value::as_str) {
+                    println!("{}", self.ui.paint(Paint::Error, err));
+                } else {
+                    println!("{}", self.ui.paint(Paint::Dim, "compacted"));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// SIGINT without extra crates: the handler only counts (and exits at the second);
+/// a watcher thread turns an interrupt during a turn into the turn's abort flag.
+mod interrupt {
+    use super::*;
+
+    static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
+    pub static RUNNING: AtomicBool = AtomicBool::new(false);
+
+    #[cfg(unix)]
+    mod sys {
+        use std::os::raw::c_int;
+        pub const SIGINT: c_int = 2;
+        extern "C" {
+            pub fn signal(signum: c_int, handler: usize) -> usize;
+            pub fn _exit(status: c_int) -> !;
+        }
+    }
+
+    #[cfg(unix)]
+    extern "C" fn on_sigint(_: std::os::raw::c_int) {
+        if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
+            // SAFETY: `_exit` is async-signal-safe and never returns.
+            unsafe { sys::_exit(130) }
+        }
+    }
+
+    /// A new line was read: the next Ctrl-C is a first one again.
+    pub fn reset() {
+        INTERRUPTS.store(0, Ordering::SeqCst);
+    }
+
+    pub fn install(abort: &Arc<AtomicBool>) {
+        #[cfg(unix)]
+        {
+            // SAFETY: `on_sigint` has the C handler signature and only touches an atomic
+            // and `_exit`.
+            unsafe {
+                sys::signal(sys::SIGINT, on_sigint as extern "C" fn(std::os::raw::c_int) as usize);
+            }
+            let abort = Arc::clone(abort);
+            std::thread::spawn(move || {
+                let mut seen = 0;
+                loop {
+                    let n = INTERRUPTS.load(Ordering::SeqCst);
+                    if n < seen {
+                        seen = n;
+                    }
+                    if n > seen {
+                        seen = n;
+                        if RUNNING.load(Ordering::SeqCst) {
+                            abort.store(true, Ordering::SeqCst);
+                            eprintln!("\naborting… (Ctrl-C again to exit)");
+                        } else {
+                            eprintln!("\n(Ctrl-C again to exit)");
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+        }
+        #[cfg(not(unix))]
+        let _ = abort;
+    }
+}
