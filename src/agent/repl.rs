@@ -1,9 +1,9 @@
 //! `pisces agent` interactive mode: read prompts and slash commands line by line, run each
 //! prompt through [`run::run_prompt`] with its events streamed to the terminal.
 //!
-//! The line editor is plain `read_line` (no history: up/down would need raw terminal mode,
-//! e.g. the `rustyline` crate). Ctrl-C aborts the running turn (recorded as pi records
-//! aborts, by the loop); a second Ctrl-C (or one at the prompt after a hint) exits.
+//! On a terminal the line editor is rustyline (editing, history with up/down); through a
+//! pipe, lines are read as they come. Ctrl-C aborts the running turn (recorded as pi
+//! records aborts, by the loop); a second Ctrl-C (or one at the prompt after a hint) exits.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -61,16 +61,40 @@ impl Repl {
         let stdin = std::io::stdin();
         let tty = stdin.is_terminal();
         let mut input = stdin.lock();
+        let mut editor = if tty { rustyline::DefaultEditor::new().ok() } else { None };
         println!("pisces agent — {}/{} — session {}", self.spec.provider, self.spec.id, self.writer.path().display());
         println!("{HELP}");
+        let mut interrupted_at_prompt = false;
         loop {
-            if tty {
-                print!("> ");
-                std::io::stdout().flush()?;
-            }
             let mut line = String::new();
-            if input.read_line(&mut line)? == 0 {
-                break;
+            match editor.as_mut() {
+                Some(ed) => match ed.readline("> ") {
+                    Ok(l) => {
+                        interrupted_at_prompt = false;
+                        let _ = ed.add_history_entry(l.as_str());
+                        line = l;
+                    }
+                    // Ctrl-C at the prompt: a hint first, then exit (the editor reads the key
+                    // itself, so no signal reaches the turn's handler here).
+                    Err(rustyline::error::ReadlineError::Interrupted) => {
+                        if interrupted_at_prompt {
+                            break;
+                        }
+                        interrupted_at_prompt = true;
+                        eprintln!("(Ctrl-C again to exit, or /quit)");
+                        continue;
+                    }
+                    Err(_) => break,
+                },
+                None => {
+                    if tty {
+                        print!("> ");
+                        std::io::stdout().flush()?;
+                    }
+                    if input.read_line(&mut line)? == 0 {
+                        break;
+                    }
+                }
             }
             interrupt::reset();
             let line = line.trim_end_matches(['\n', '\r']);
