@@ -4,6 +4,7 @@
 //! every session file and every leaf pi computed a golden for is its own case.
 
 mod agent_cmd;
+mod agent_corpus;
 mod broken;
 mod check_cmd;
 mod common;
@@ -26,6 +27,7 @@ fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(agent_cmd::trials());
+    trials.extend(agent_corpus::trials());
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());

@@ -1,0 +1,93 @@
+//! `pisces agent` continuing sessions pi wrote: every leaf of every pi-1.6.0 and pi-0.73.1
+//! corpus file, against the scripted model server.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::Trial;
+use serde_json::{json, Value};
+
+use pisces::llm::testing::{anthropic_text, Reply, ScriptedServer};
+
+use crate::common::{check, first_diff, pisces, run, stderr, stdout_json, TestResult};
+use crate::conformance::corpus_sessions;
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for cs in corpus_sessions().into_iter().filter(|cs| cs.corpus == "pi-1.6.0" || cs.corpus == "pi-0.73.1") {
+        let entries: Value =
+            serde_json::from_str(&fs::read_to_string(cs.goldens.join(format!("{}.entries.json", cs.stem))).unwrap())
+                .unwrap();
+        let default = entries["defaultLeafId"].as_str().unwrap().to_string();
+        for leaf in entries["leaves"].as_array().unwrap().iter().filter_map(Value::as_str) {
+            let golden = if leaf == default { "default".to_string() } else { leaf.to_string() };
+            let golden = cs.goldens.join(format!("{golden}.context.json"));
+            let (session, leaf) = (cs.session.clone(), leaf.to_string());
+            trials.push(Trial::test(format!("agent_corpus::{}/{}/{leaf}", cs.corpus, cs.stem), move || {
+                continue_from(&session, &leaf, &golden)
+            }));
+        }
+    }
+    trials
+}
+
+/// A copy of a corpus session whose header `cwd` is `dir` (pi, and pisces, refuse to run
+/// in a working directory that does not exist); every other line is copied unchanged.
+fn copy_into(session: &Path, dir: &Path) -> PathBuf {
+    let text = fs::read_to_string(session).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut h: Value = serde_json::from_str(header).unwrap();
+    h["cwd"] = json!(dir.to_str().unwrap());
+    let file = dir.join("s.jsonl");
+    fs::write(&file, format!("{}\n{rest}", serde_json::to_string(&h).unwrap())).unwrap();
+    file
+}
+
+fn continue_from(session: &Path, leaf: &str, golden: &Path) -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let file = copy_into(session, dir.path());
+    let before = fs::read(&file)?;
+    let f = file.to_str().unwrap();
+    let leaf_doc = stdout_json(&run(&["show", f, leaf, "--format", "json"]))?;
+    let leaf_is_user = leaf_doc["entries"][0]["entry"]["message"]["role"] == "user";
+    let server = ScriptedServer::start(vec![Reply::Sse(anthropic_text("claude-sonnet-4-5", "Continuing."))]);
+    let out = pisces()
+        .current_dir(dir.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", f, "--from", leaf, "-p", "Continue."])
+        .env("PISCES_TEST_KEY", "test-key")
+        .output()?;
+    check(out.status.success(), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))?;
+    // Only whole lines were appended; the file pi wrote is untouched.
+    let after = fs::read(&file)?;
+    check(after.starts_with(&before) && after.ends_with(b"\n"), || "the session's existing bytes changed".into())?;
+
+    // The new leaf's context: the old context (what the model saw at the leaf), then any
+    // system message the agent added for this branch, then the new prompt and reply.
+    let doc = stdout_json(&run(&["path", f, "--format", "json"]))?;
+    let msgs = doc["messages"].as_array().unwrap();
+    let n = msgs.len();
+    check(n >= 2 && msgs[n - 2]["role"] == "user" && msgs[n - 1]["role"] == "assistant", || format!("{n} messages"))?;
+    check(
+        msgs[n - 2]["content"][0]["text"] == "Continue." && msgs[n - 1]["content"][0]["text"] == "Continuing.",
+        || "the new prompt and reply are not at the end".into(),
+    )?;
+    if !leaf_is_user {
+        let pi: Value = serde_json::from_str(&fs::read_to_string(golden)?)?;
+        let old = pi["messages"].as_array().unwrap();
+        check(n >= old.len() + 2, || "the old context is not kept".into())?;
+        if let Some(d) = first_diff(&Value::Array(msgs[..old.len()].to_vec()), &Value::Array(old.clone()), "$") {
+            return Err(format!("the continued context does not start with pi's context at {leaf}: {d}").into());
+        }
+        let between = &msgs[old.len()..n - 2];
+        check(between.iter().all(|m| m["role"] == "system"), || {
+            format!("unexpected messages before the prompt: {between:?}")
+        })?;
+    }
+    // And the file is still a valid session.
+    let c = run(&["check", f, "--format", "json"]);
+    let report: Value = serde_json::from_slice(&c.stdout)?;
+    let errors = report["files"][0]["errors"].as_u64().unwrap_or(1);
+    check(errors == 0, || format!("check: {}", report["files"][0]["findings"]))?;
+    Ok(())
+}
