@@ -9,11 +9,12 @@
 //! (§1.7); after that each entry is appended under a lock with
 //! [`write::append_locked`], so the file is valid after every append.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+
 use serde_json::{json, Map, Value};
 
 use super::{execute_tool_call, Tool, ToolContext, ToolOutput};
@@ -813,25 +814,27 @@ pub fn run_prompt(
             emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": false}));
             return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages, failure: None });
         }
-        let mut results = Vec::new();
-        for call in &calls {
-            let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
-            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
-            let args = match (call.get("argumentsError"), call.get("arguments")) {
-                (Some(Value::String(_)), _) => call.get("arguments").cloned().unwrap_or(json!({})),
-                (_, Some(a)) => a.clone(),
-                _ => json!({}),
-            };
+        // pi runs a batch's calls concurrently (edit/write calls on one path one after the
+        // other) and writes the results after the last one, in call order (§7.2).
+        let prepared: Vec<(String, String, Value)> = calls
+            .iter()
+            .map(|call| {
+                let id = call.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                let name = call.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                let args = match (call.get("argumentsError"), call.get("arguments")) {
+                    (Some(Value::String(_)), _) => call.get("arguments").cloned().unwrap_or(json!({})),
+                    (_, Some(a)) => a.clone(),
+                    _ => json!({}),
+                };
+                (id, name, args)
+            })
+            .collect();
+        for (id, name, args) in &prepared {
             emit(json!({"type": "tool_execution_start", "toolCallId": id, "toolName": name, "args": args}));
-            let t0 = Instant::now();
-            let out = if stop == "length" {
-                ToolOutput::error(length_stop_text(name))
-            } else if turn.tool_ctx.aborted() {
-                ToolOutput::error(ABORTED_TEXT)
-            } else {
-                execute_tool_call(turn.tools, name, &args, turn.tool_ctx)
-            };
-            let duration = t0.elapsed().as_millis() as u64;
+        }
+        let outputs = run_batch(turn, &prepared, stop == "length");
+        let mut results = Vec::new();
+        for ((id, name, _), (out, duration)) in prepared.iter().zip(outputs) {
             let mut result = Map::new();
             result.insert("content".into(), Value::Array(out.content.clone()));
             if let Some(d) = &out.details {
@@ -872,6 +875,62 @@ pub fn run_prompt(
             return Ok(Outcome { last: assistant, stop_reason: stop, messages: run_messages, failure: None });
         }
     }
+}
+
+/// Runs a batch of tool calls as pi does: concurrently, except that edit/write calls on
+/// the same path run one after the other (in call order). Returns each call's output and
+/// duration in milliseconds, in call order. After a `length` stop nothing runs: every call
+/// gets pi's "not executed" error.
+fn run_batch(turn: &Turn, calls: &[(String, String, Value)], length_stop: bool) -> Vec<(ToolOutput, u64)> {
+    let run_one = |name: &str, args: &Value| {
+        let t0 = Instant::now();
+        let out = if length_stop {
+            ToolOutput::error(length_stop_text(name))
+        } else if turn.tool_ctx.aborted() {
+            ToolOutput::error(ABORTED_TEXT)
+        } else {
+            execute_tool_call(turn.tools, name, args, turn.tool_ctx)
+        };
+        (out, t0.elapsed().as_millis() as u64)
+    };
+    // Lanes: calls that write the same path share one; every other call has its own.
+    let mut lanes: Vec<Vec<usize>> = Vec::new();
+    let mut by_path: HashMap<String, usize> = HashMap::new();
+    for (i, (_, name, args)) in calls.iter().enumerate() {
+        let path = args.get("path").and_then(Value::as_str).filter(|_| matches!(name.as_str(), "edit" | "write"));
+        match path.and_then(|p| by_path.get(p)) {
+            Some(&lane) => lanes[lane].push(i),
+            None => {
+                if let Some(p) = path {
+                    by_path.insert(p.to_string(), lanes.len());
+                }
+                lanes.push(vec![i]);
+            }
+        }
+    }
+    let mut outputs: Vec<Option<(ToolOutput, u64)>> = (0..calls.len()).map(|_| None).collect();
+    if lanes.len() <= 1 {
+        for (i, (_, name, args)) in calls.iter().enumerate() {
+            outputs[i] = Some(run_one(name, args));
+        }
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = lanes
+                .iter()
+                .map(|lane| {
+                    let run_one = &run_one;
+                    scope
+                        .spawn(move || lane.iter().map(|&i| (i, run_one(&calls[i].1, &calls[i].2))).collect::<Vec<_>>())
+                })
+                .collect();
+            for h in handles {
+                for (i, out) in h.join().expect("a tool thread panicked") {
+                    outputs[i] = Some(out);
+                }
+            }
+        });
+    }
+    outputs.into_iter().map(|o| o.expect("every call ran")).collect()
 }
 
 /// The assistant pi writes when a stream is aborted: what had arrived, `stopReason:

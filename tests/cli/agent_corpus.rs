@@ -91,3 +91,57 @@ fn continue_from(session: &Path, leaf: &str, golden: &Path) -> TestResult {
     check(errors == 0, || format!("check: {}", report["files"][0]["findings"]))?;
     Ok(())
 }
+
+/// pi runs a batch of tool calls concurrently and writes the results in call order (§7.2).
+pub fn parallel_trials() -> Vec<Trial> {
+    vec![Trial::test("agent_corpus::tool_batch_runs_concurrently", tool_batch_runs_concurrently)]
+}
+
+fn tool_batch_runs_concurrently() -> TestResult {
+    use pisces::llm::testing::{anthropic_end, anthropic_message_start, anthropic_sse};
+    let dir = tempfile::tempdir()?;
+    let sessions = tempfile::tempdir()?;
+    let mut events = vec![anthropic_message_start("claude-sonnet-4-5", 100, 0, 0)];
+    // Each call marks that it started, then waits (up to 5 s) for the other's mark: only
+    // calls that run at the same time both see each other. No timing is asserted.
+    let wait = |me: &str, other: &str| {
+        format!("touch {me}; for i in $(seq 50); do [ -e {other} ] && break; sleep 0.1; done; [ -e {other} ] && echo saw {other}")
+    };
+    let (a, b) = (wait("a.mark", "b.mark"), wait("b.mark", "a.mark"));
+    for (i, (id, cmd)) in [("toolu_a", a.as_str()), ("toolu_b", b.as_str())].iter().enumerate() {
+        events.push(json!({"type": "content_block_start", "index": i,
+                           "content_block": {"type": "tool_use", "id": id, "name": "bash", "input": {}}}));
+        let args = json!({"command": cmd}).to_string();
+        events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": args}}));
+        events.push(json!({"type": "content_block_stop", "index": i}));
+    }
+    events.extend(anthropic_end("tool_use", 20));
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_sse(&events)),
+        Reply::Sse(anthropic_text("claude-sonnet-4-5", "Both ran.")),
+    ]);
+    let out = pisces()
+        .current_dir(dir.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args([
+            "--api-key-env",
+            "PISCES_TEST_KEY",
+            "--session-dir",
+            sessions.path().to_str().unwrap(),
+            "-p",
+            "Run both.",
+        ])
+        .env("PISCES_TEST_KEY", "test-key")
+        .output()?;
+    check(out.status.success(), || stderr(&out))?;
+    let file = fs::read_dir(sessions.path())?.flatten().next().ok_or("no session")?.path();
+    let results: Vec<Value> = fs::read_to_string(&file)?
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .collect();
+    let ids: Vec<&str> = results.iter().map(|r| r["message"]["toolCallId"].as_str().unwrap()).collect();
+    check(ids == ["toolu_a", "toolu_b"], || format!("results in order {ids:?}"))?;
+    check(results[0]["message"]["content"][0]["text"] == "saw b.mark\n", || results[0].to_string())?;
+    check(results[1]["message"]["content"][0]["text"] == "saw a.mark\n", || results[1].to_string())
+}

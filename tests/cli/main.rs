@@ -28,6 +28,7 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(agent_cmd::trials());
     trials.extend(agent_corpus::trials());
+    trials.extend(agent_corpus::parallel_trials());
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());
