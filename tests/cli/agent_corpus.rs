@@ -145,3 +145,55 @@ fn tool_batch_runs_concurrently() -> TestResult {
     check(results[0]["message"]["content"][0]["text"] == "saw b.mark\n", || results[0].to_string())?;
     check(results[1]["message"]["content"][0]["text"] == "saw a.mark\n", || results[1].to_string())
 }
+
+/// An edit, a failing command and a command that times out, in one run: each result is
+/// recorded as pi records it (§7.3).
+pub fn tool_outcome_trials() -> Vec<Trial> {
+    vec![Trial::test("agent_corpus::edit_failing_bash_and_timeout", edit_failing_bash_and_timeout)]
+}
+
+fn edit_failing_bash_and_timeout() -> TestResult {
+    use pisces::llm::testing::anthropic_tool_call;
+    let dir = tempfile::tempdir()?;
+    let sessions = tempfile::tempdir()?;
+    fs::write(dir.path().join("app.txt"), "colour = red\n")?;
+    let m = "claude-sonnet-4-5";
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_tool_call(
+            m,
+            "toolu_e",
+            "edit",
+            &json!({"path": "app.txt", "edits": [{"oldText": "red", "newText": "blue"}]}),
+        )),
+        Reply::Sse(anthropic_tool_call(m, "toolu_f", "bash", &json!({"command": "echo nope >&2; exit 3"}))),
+        Reply::Sse(anthropic_tool_call(m, "toolu_t", "bash", &json!({"command": "sleep 30", "timeout": 1}))),
+        Reply::Sse(anthropic_text(m, "Done.")),
+    ]);
+    let out = pisces()
+        .current_dir(dir.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session-dir", sessions.path().to_str().unwrap(), "-p", "Go."])
+        .env("PISCES_TEST_KEY", "test-key")
+        .output()?;
+    check(out.status.success(), || stderr(&out))?;
+    check(fs::read_to_string(dir.path().join("app.txt"))? == "colour = blue\n", || "the edit was not applied".into())?;
+    let file = fs::read_dir(sessions.path())?.flatten().next().ok_or("no session")?.path();
+    let results: Vec<Value> = fs::read_to_string(&file)?
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .map(|e| e["message"].clone())
+        .collect();
+    check(results.len() == 3, || format!("{} results", results.len()))?;
+    let text = |r: &Value| r["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    check(results[0]["isError"] == false && text(&results[0]).starts_with("Successfully replaced"), || {
+        results[0].to_string()
+    })?;
+    // pi: a non-zero exit is an error result whose text ends with the exit notice.
+    check(results[1]["isError"] == true && text(&results[1]).ends_with("Command exited with code 3"), || {
+        results[1].to_string()
+    })?;
+    check(results[2]["isError"] == true && text(&results[2]).contains("Command timed out after 1 seconds"), || {
+        results[2].to_string()
+    })
+}

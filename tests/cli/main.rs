@@ -29,6 +29,7 @@ fn main() {
     trials.extend(agent_cmd::trials());
     trials.extend(agent_corpus::trials());
     trials.extend(agent_corpus::parallel_trials());
+    trials.extend(agent_corpus::tool_outcome_trials());
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());
