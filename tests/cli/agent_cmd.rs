@@ -26,6 +26,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::ctrl_c_aborts_a_running_bash_call", ctrl_c_aborts_bash),
         Trial::test("agent::second_ctrl_c_exits_at_once", second_ctrl_c_exits),
         Trial::test("agent::interactive_prompts_and_slash_commands", interactive_session),
+        Trial::test("agent::interactive_model_and_fork", interactive_model_and_fork),
     ]
 }
 
@@ -582,4 +583,54 @@ fn interactive_session() -> TestResult {
     check(by(11)["parentId"] == by(10)["id"], || by(11).to_string())?;
     check(!text.contains("not sent"), || text.clone())?;
     Ok(())
+}
+
+/// The REPL's /model and /fork through a pipe: a model change that the next request uses,
+/// and a fork that the next prompt continues in.
+fn interactive_model_and_fork() -> TestResult {
+    use std::io::Write as _;
+    let project = tempfile::tempdir()?;
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text(MODEL, "Answer one.")),
+        Reply::Sse(anthropic_text("claude-opus-4-5", "Answer two.")),
+        Reply::Sse(anthropic_text("claude-opus-4-5", "Answer three.")),
+    ]);
+    let file = project.path().join("s.jsonl");
+    let mut child = pisces()
+        .current_dir(project.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
+        .env("PISCES_TEST_KEY", "test-key")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let script = "first prompt\n/model anthropic/claude-opus-4-5\nsecond prompt\n/fork\nthird prompt\n/quit\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes())?;
+    let out = wait_output(child, 30)?;
+    ok(&out)?;
+    let says = || format!("stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+    // The original file: the model change, then the second exchange.
+    let entries = lines(&file);
+    let change = entries.iter().rposition(|e| e["type"] == "model_change");
+    check(change.is_some_and(|c| entries[c]["modelId"] == "claude-opus-4-5"), says)?;
+    let second = entries.iter().position(|e| e["message"]["content"][0]["text"] == "second prompt");
+    check(second.is_some_and(|s| s > change.unwrap()), says)?;
+    // The requests after /model name the new model.
+    let models: Vec<Value> = server.requests().iter().map(|r| r.json()["model"].clone()).collect();
+    check(models == [json!(MODEL), json!("claude-opus-4-5"), json!("claude-opus-4-5")], || format!("{models:?}"))?;
+    // /fork wrote a new session beside the first; the third prompt went there.
+    let forked: Vec<PathBuf> = fs::read_dir(project.path())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && *p != file)
+        .collect();
+    check(forked.len() == 1, || format!("{forked:?}"))?;
+    let fork = lines(&forked[0]);
+    check(fork[0]["parentSession"].as_str().is_some_and(|p| p.ends_with("s.jsonl")), || fork[0].to_string())?;
+    let in_fork = |t: &str| fork.iter().any(|e| e["message"]["content"][0]["text"] == t);
+    check(in_fork("third prompt") && in_fork("Answer three.") && in_fork("second prompt"), says)?;
+    check(!lines(&file).iter().any(|e| e["message"]["content"][0]["text"] == "third prompt"), says)?;
+    let c = run(&["check", forked[0].to_str().unwrap()]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
 }
