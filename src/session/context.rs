@@ -290,7 +290,7 @@ fn date(v: Option<&Value>) -> Value {
 
 /// `projectContextEntry`'s edit step. Returns what the edit did, or `None` if the edit
 /// has no `replacement` at all (pi would crash; pisces ignores such an edit).
-fn apply_edit(messages: &mut Vec<Value>, edit: &Value) -> Option<EditKind> {
+pub(crate) fn apply_edit(messages: &mut Vec<Value>, edit: &Value) -> Option<EditKind> {
     let replacement = edit.get("replacement")?;
     if replacement.is_null() {
         messages.clear();

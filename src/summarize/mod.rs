@@ -69,31 +69,8 @@ pub(crate) fn parse_all(s: &Session, entries: &[u32]) -> Result<Vec<Value>, Dama
 /// assistants and tool results). An edit without `replacement` is ignored.
 pub(crate) fn project_entry(entry: &Value, edit: Option<&Value>) -> Vec<Value> {
     let mut messages = entry_messages(entry.clone());
-    let Some(replacement) = edit.and_then(|e| e.get("replacement")) else { return messages };
-    if replacement.is_null() {
-        return vec![];
-    }
-    let new_content = replacement.get("content");
-    for m in &mut messages {
-        let Value::Object(msg) = m else { continue };
-        let role = msg.get("role").and_then(Value::as_str).unwrap_or_default().to_string();
-        if !matches!(role.as_str(), "user" | "assistant" | "toolResult" | "custom") {
-            continue;
-        }
-        let content = match new_content {
-            Some(Value::String(text)) if matches!(role.as_str(), "assistant" | "toolResult") => {
-                Some(json!([{"type": "text", "text": text}]))
-            }
-            other => other.cloned(),
-        };
-        match content {
-            Some(c) => {
-                msg.insert("content".into(), c);
-            }
-            None => {
-                msg.shift_remove("content");
-            }
-        }
+    if let Some(edit) = edit {
+        crate::session::context::apply_edit(&mut messages, edit);
     }
     messages
 }
