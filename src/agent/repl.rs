@@ -21,7 +21,7 @@ use crate::render::transcript::{self, TranscriptHead};
 use crate::render::tree::{self as draw, TextOptions};
 use crate::render::{sanitize, Paint, Ui};
 use crate::session::view::{self, Filter, Options};
-use crate::session::{context, fork, rev, system, write, EntryType, Role, Session, Source};
+use crate::session::{context, fork, rev, write, EntryType, Role, Session, Source};
 
 /// Everything the REPL needs; the command builds it as it builds print mode's run.
 pub struct Repl {
@@ -347,54 +347,32 @@ impl Repl {
         Ok(())
     }
 
-    /// Compacts the branch now, as the loop's threshold compaction does.
+    /// Compacts the branch now, with the loop's own compaction step.
     fn compact(&mut self) -> anyhow::Result<()> {
-        use crate::summarize::{compaction, entry};
-        let (source, _) = self.load()?;
-        let session = Session::load(&source)?;
-        let Some(leaf) = self.leaf_of(&session) else { bail!("nothing to compact") };
-        let projection =
-            context::project(&session, Some(leaf)).map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
-        let settings = compaction::Settings {
-            reserve_tokens: self.compaction.reserve_tokens,
-            keep_recent_tokens: self.compaction.keep_recent_tokens,
-        };
-        let plan = compaction::plan(&session, leaf, projection, settings)
-            .map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
-        let prep = match &plan.preparation {
-            Ok(p) => p,
-            Err(_) => bail!("nothing to compact"),
-        };
         println!("{}", self.ui.paint(Paint::Dim, "compacting…"));
-        let thinking = (self.thinking != "off").then_some(self.thinking.as_str());
-        let c = compaction::compact(prep, self.provider.as_ref(), None, thinking, &mut |_| {})
-            .map_err(|e| anyhow::anyhow!("compaction failed: {e}"))?;
-        let first_kept = session.id(prep.first_kept_entry).map_or(Value::Null, Value::from);
-        let system_message = system::current_system_message(&plan.projection.messages);
-        let ts = write::now_iso();
-        let built = entry::compaction(
-            "",
-            None,
-            &ts,
-            &c.summary,
-            first_kept,
-            prep.tokens_before,
-            prep.details(),
-            c.usage.as_ref(),
-            system_message,
-        );
-        let mut payload = built.as_object().cloned().unwrap_or_default();
-        for k in ["type", "id", "parentId", "timestamp"] {
-            payload.shift_remove(k);
+        let turn = Turn {
+            provider: self.provider.as_ref(),
+            api: self.api.clone(),
+            tools: &self.tools,
+            tool_ctx: &self.tool_ctx,
+            thinking_level: self.thinking.clone(),
+            max_turns: self.max_turns,
+            retry: self.retry,
+            compaction: self.compaction,
+        };
+        let mut end = None;
+        let done = run::compact_now(&turn, &mut self.writer, &mut self.context, "manual", false, &mut |e| {
+            if e["type"] == "compaction_end" {
+                end = Some(e);
+            }
+        })?;
+        let end = end.unwrap_or(Value::Null);
+        if !done {
+            bail!(end["errorMessage"].as_str().unwrap_or("nothing to compact").to_string());
         }
-        drop(session);
-        self.writer.append_at("compaction", payload, &ts)?;
-        let source = Source::open(self.writer.path())?;
-        let session = Session::load(&source)?;
-        let path = self.writer.path().to_path_buf();
-        let leaf = self.leaf_of(&session);
-        self.move_to(&session, &path, leaf)?;
-        println!("compacted ({} tokens before):\n{}", prep.tokens_before, self.ui.paint(Paint::Summary, &c.summary));
+        let result = &end["result"];
+        let summary = result["summary"].as_str().unwrap_or_default();
+        println!("compacted ({} tokens before):\n{}", result["tokensBefore"], self.ui.paint(Paint::Summary, summary));
         Ok(())
     }
 

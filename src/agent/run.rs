@@ -525,7 +525,7 @@ fn reproject(writer: &SessionWriter) -> anyhow::Result<Vec<Value>> {
 /// does, and appends the `compaction` entry; then `context` is the new projection.
 /// `Ok(false)`: pi would not compact here (nothing to compact, or the summary failed, which
 /// is reported in `compaction_end`).
-fn compact_now(
+pub(crate) fn compact_now(
     turn: &Turn,
     writer: &mut SessionWriter,
     context: &mut Vec<Value>,
