@@ -60,25 +60,30 @@ fn split_lines_for_counting(content: &str) -> Vec<&str> {
     lines
 }
 
+impl Truncation {
+    /// The content as it is (nothing cut yet), with its counts.
+    fn untouched(content: &str, total_lines: usize, max_lines: usize, max_bytes: usize) -> Truncation {
+        Truncation {
+            content: content.to_string(),
+            truncated: false,
+            truncated_by: None,
+            total_lines,
+            total_bytes: content.len(),
+            output_lines: total_lines,
+            output_bytes: content.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: false,
+            max_lines,
+            max_bytes,
+        }
+    }
+}
+
 /// `truncateHead`: keep the first whole lines within `max_lines` and `max_bytes`.
 pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let total_bytes = content.len();
     let lines = split_lines_for_counting(content);
-    let total_lines = lines.len();
-    let mut t = Truncation {
-        content: content.to_string(),
-        truncated: false,
-        truncated_by: None,
-        total_lines,
-        total_bytes,
-        output_lines: total_lines,
-        output_bytes: total_bytes,
-        last_line_partial: false,
-        first_line_exceeds_limit: false,
-        max_lines,
-        max_bytes,
-    };
-    if total_lines <= max_lines && total_bytes <= max_bytes {
+    let mut t = Truncation::untouched(content, lines.len(), max_lines, max_bytes);
+    if t.total_lines <= max_lines && t.total_bytes <= max_bytes {
         return t;
     }
     t.truncated = true;
@@ -117,23 +122,9 @@ pub fn truncate_head(content: &str, max_lines: usize, max_bytes: usize) -> Trunc
 
 /// `truncateTail`: keep the last lines; a last line over the byte limit is cut from its end.
 pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> Truncation {
-    let total_bytes = content.len();
     let lines = split_lines_for_counting(content);
-    let total_lines = lines.len();
-    let mut t = Truncation {
-        content: content.to_string(),
-        truncated: false,
-        truncated_by: None,
-        total_lines,
-        total_bytes,
-        output_lines: total_lines,
-        output_bytes: total_bytes,
-        last_line_partial: false,
-        first_line_exceeds_limit: false,
-        max_lines,
-        max_bytes,
-    };
-    if total_lines <= max_lines && total_bytes <= max_bytes {
+    let mut t = Truncation::untouched(content, lines.len(), max_lines, max_bytes);
+    if t.total_lines <= max_lines && t.total_bytes <= max_bytes {
         return t;
     }
     t.truncated = true;
