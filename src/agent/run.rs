@@ -587,7 +587,7 @@ pub(crate) fn compact_now(
     writer.append_at("compaction", payload, &ts)?;
     *context = reproject(writer)?;
     emit(json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": will_retry,
-                "result": {"summary": c.summary, "firstKeptEntryId": first_kept, "tokensBefore": prep.tokens_before,
+                "result": {"summary": c.summary, "firstKeptEntryId": first_kept, "tokensBefore": crate::session::js::number(prep.tokens_before),
                            "usage": c.usage, "details": prep.details()}}));
     Ok(true)
 }

@@ -27,6 +27,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::second_ctrl_c_exits_at_once", second_ctrl_c_exits),
         Trial::test("agent::interactive_prompts_and_slash_commands", interactive_session),
         Trial::test("agent::interactive_model_and_fork", interactive_model_and_fork),
+        Trial::test("agent::interactive_compact", interactive_compact),
     ]
 }
 
@@ -632,5 +633,76 @@ fn interactive_model_and_fork() -> TestResult {
     check(in_fork("third prompt") && in_fork("Answer three.") && in_fork("second prompt"), says)?;
     check(!lines(&file).iter().any(|e| e["message"]["content"][0]["text"] == "third prompt"), says)?;
     let c = run(&["check", forked[0].to_str().unwrap()]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+/// The REPL's /compact through a pipe: the branch is summarized with the model, the
+/// compaction is appended at the leaf, and the next prompt is sent from the summary.
+fn interactive_compact() -> TestResult {
+    use std::io::Write as _;
+    let project = project_with_settings(json!({"compaction": {"keepRecentTokens": 5}}));
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text(MODEL, "Answer one, with some words in it.")),
+        Reply::Sse(anthropic_text(MODEL, "Answer two, with some more words.")),
+        Reply::Sse(anthropic_text(MODEL, "## Goal\nMANUAL-SUMMARY")),
+        // keepRecentTokens 5 cuts inside the last turn (after "second prompt"): pi's split
+        // turn, summarized by a second call.
+        Reply::Sse(anthropic_text(MODEL, "## Original Request\nTURN-PREFIX")),
+        Reply::Sse(anthropic_text(MODEL, "Answer three.")),
+    ]);
+    let file = project.path().join("s.jsonl");
+    let mut child = pisces()
+        .current_dir(project.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
+        .args(["--no-tools"])
+        .env("PISCES_TEST_KEY", "test-key")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let script = "first prompt\nsecond prompt\n/compact\nthird prompt\n/quit\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes())?;
+    let out = wait_output(child, 30)?;
+    ok(&out)?;
+    let says = || format!("stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+    let entries = lines(&file);
+    let kinds: Vec<String> = entries[1..].iter().map(kind).collect();
+    let want = [
+        "model_change",
+        "thinking_level_change",
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "compaction",
+        "user",
+        "assistant",
+    ];
+    check(kinds == want, || format!("{kinds:?}\n{}", says()))?;
+    chained(&entries)?;
+    check(stdout(&out).contains("MANUAL-SUMMARY") && stdout(&out).contains("Answer three."), says)?;
+    // Token counts print as pi prints them (integers), not as floats.
+    check(stdout(&out).contains(" tokens before)") && !stdout(&out).contains(".0 tokens before"), says)?;
+    let requests = server.requests();
+    check(requests.len() == 5, || format!("{} requests\n{}", requests.len(), says()))?;
+    // The history summary gets the first exchange, the turn prefix summary the second
+    // prompt; the next prompt starts from both, with the kept answer.
+    let history = requests[2].json().to_string();
+    check(history.contains("first prompt") && history.contains("Answer one"), || history.clone())?;
+    let prefix = requests[3].json().to_string();
+    check(prefix.contains("second prompt") && !prefix.contains("Answer two"), || prefix.clone())?;
+    let compaction = &entries[8];
+    check(compaction["firstKeptEntryId"] == entries[7]["id"], || compaction.to_string())?;
+    check(compaction["tokensBefore"].is_u64(), || compaction.to_string())?;
+    let summary = compaction["summary"].as_str().unwrap_or("");
+    check(summary.contains("MANUAL-SUMMARY") && summary.contains("TURN-PREFIX"), || compaction.to_string())?;
+    let last = requests[4].json().to_string();
+    check(last.contains("MANUAL-SUMMARY") && last.contains("third prompt"), || last.clone())?;
+    check(last.contains("Answer two") && !last.contains("Answer one"), || last.clone())?;
+    let p = run(&["path", file.to_str().unwrap()]);
+    check(stdout(&p).contains("MANUAL-SUMMARY") && stdout(&p).contains("Answer three."), || stdout(&p))?;
+    let c = run(&["check", file.to_str().unwrap()]);
     check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
 }
