@@ -35,7 +35,7 @@ pub struct Repl {
     pub branch_thinking: Option<String>,
     pub has_thinking_entry: bool,
     pub provider_opts: ProviderOptions,
-    pub provider: Box<dyn Provider>,
+    pub provider: Arc<dyn Provider>,
     pub api: String,
     pub tools: Vec<Box<dyn Tool>>,
     pub tool_ctx: ToolContext,
@@ -188,7 +188,7 @@ impl Repl {
         let mut printer = Printer { ui: self.ui.clone(), hide_thinking: self.hide_thinking, open: None };
         interrupt::RUNNING.store(true, Ordering::SeqCst);
         let turn = Turn {
-            provider: self.provider.as_ref(),
+            provider: Arc::clone(&self.provider),
             api: self.api.clone(),
             tools: &self.tools,
             tool_ctx: &self.tool_ctx,
@@ -338,7 +338,7 @@ impl Repl {
         let api = llm::describe_model(&opts)?.api.as_str().to_string();
         let provider = llm::open_provider(&opts)?;
         self.compaction = opts.config.compaction(Some(&spec));
-        self.provider = provider;
+        self.provider = Arc::from(provider);
         self.api = api;
         self.provider_opts = opts;
         self.spec = spec;
@@ -351,7 +351,7 @@ impl Repl {
     fn compact(&mut self) -> anyhow::Result<()> {
         println!("{}", self.ui.paint(Paint::Dim, "compacting…"));
         let turn = Turn {
-            provider: self.provider.as_ref(),
+            provider: Arc::clone(&self.provider),
             api: self.api.clone(),
             tools: &self.tools,
             tool_ctx: &self.tool_ctx,

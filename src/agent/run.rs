@@ -11,6 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -351,7 +353,7 @@ impl SessionWriter {
 
 /// One prompt's settings.
 pub struct Turn<'a> {
-    pub provider: &'a dyn Provider,
+    pub provider: Arc<dyn Provider>,
     /// The provider's API name (`anthropic-messages`, …), for error messages.
     pub api: String,
     pub tools: &'a [Box<dyn Tool>],
@@ -551,9 +553,15 @@ pub(crate) fn compact_now(
     let Ok(prep) = &plan.preparation else { return Ok(false) };
     emit(json!({"type": "compaction_start", "reason": reason}));
     let thinking = (turn.thinking_level != "off").then_some(turn.thinking_level.as_str());
-    let done = compaction::compact(prep, turn.provider, None, thinking, &mut |_| {});
+    // The summary calls stop on Ctrl-C as the loop's own calls do.
+    let provider = Abortable { inner: Arc::clone(&turn.provider), abort: Arc::clone(&turn.tool_ctx.abort) };
+    let done = compaction::compact(prep, &provider, None, thinking, &mut |_| {});
     let c = match done {
         Ok(c) => c,
+        Err(_) if turn.tool_ctx.aborted() => {
+            emit(json!({"type": "compaction_end", "reason": reason, "aborted": true, "willRetry": false}));
+            return Ok(false);
+        }
         Err(e) => {
             let text = if reason == "overflow" {
                 format!("Context overflow recovery failed: {e}")
@@ -611,8 +619,80 @@ fn over_threshold(turn: &Turn, writer: &SessionWriter, context: &[Value]) -> boo
     crate::summarize::tokens::estimate_projected_context_tokens(&session, &projection).tokens > limit
 }
 
-/// The unwinding payload that stops a stream on abort.
-struct StreamAborted;
+/// A provider whose calls end as soon as `abort` is set (see [`call_model`]).
+struct Abortable {
+    inner: Arc<dyn Provider>,
+    abort: Arc<AtomicBool>,
+}
+
+impl Provider for Abortable {
+    fn model(&self) -> &crate::llm::ModelSpec {
+        self.inner.model()
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        self.inner.context_window()
+    }
+
+    fn complete(&self, request: &Request, events: &mut dyn FnMut(&StreamEvent)) -> Result<Value, LlmError> {
+        call_model(&self.inner, request.clone(), &self.abort, events)
+    }
+}
+
+/// Calls the model on a thread of its own and hands its stream events to `on_event` on
+/// this one, so that an abort ends the wait at once even while the stream is silent (a
+/// server still thinking, a stalled connection): the call is abandoned, and its thread
+/// drops the connection at the stream's next event, or ends with it.
+fn call_model(
+    provider: &Arc<dyn Provider>,
+    request: Request,
+    abort: &AtomicBool,
+    on_event: &mut dyn FnMut(&StreamEvent),
+) -> Result<Value, LlmError> {
+    enum Msg {
+        Event(StreamEvent),
+        Done(Result<Value, LlmError>),
+    }
+    /// The unwinding payload that ends an abandoned call's stream.
+    struct Abandoned;
+    let aborted = || LlmError::Other("Request was aborted".into());
+    let (tx, rx) = mpsc::channel();
+    let provider = Arc::clone(provider);
+    let spawned = std::thread::Builder::new().name("model-call".into()).spawn(move || {
+        let events = tx.clone();
+        let call = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            provider.complete(&request, &mut |ev: &StreamEvent| {
+                if events.send(Msg::Event(ev.clone())).is_err() {
+                    // Nobody listens any more: leave the stream (without the panic hook).
+                    std::panic::resume_unwind(Box::new(Abandoned));
+                }
+            })
+        }));
+        match call {
+            Ok(result) => {
+                let _ = tx.send(Msg::Done(result));
+            }
+            Err(payload) if payload.is::<Abandoned>() => {}
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    });
+    if let Err(e) = spawned {
+        return Err(LlmError::Other(format!("could not start the model call: {e}")));
+    }
+    loop {
+        if abort.load(Ordering::SeqCst) {
+            return Err(aborted());
+        }
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(Msg::Event(ev)) => on_event(&ev),
+            Ok(Msg::Done(result)) => return result,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(LlmError::Other("the model call ended without a reply".into()))
+            }
+        }
+    }
+}
 
 /// The text pi gives unstarted tool calls of an aborted batch.
 const ABORTED_TEXT: &str = "Operation aborted";
@@ -680,20 +760,15 @@ pub fn run_prompt(
         let result = if turn.tool_ctx.aborted() {
             Err(LlmError::Other("Request was aborted".into()))
         } else {
-            // An abort stops the stream at its next event: the callback unwinds out of the
-            // provider (without the panic hook) and the connection is dropped.
-            let abort = &turn.tool_ctx.abort;
-            let call = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                turn.provider.complete(&request, &mut |ev: &StreamEvent| {
-                if abort.load(std::sync::atomic::Ordering::SeqCst) {
-                    std::panic::resume_unwind(Box::new(StreamAborted));
-                }
+            call_model(&turn.provider, request, &turn.tool_ctx.abort, &mut |ev: &StreamEvent| {
                 let (kind, delta) = match ev {
                     StreamEvent::TextDelta(d) => ("text", json!({"delta": d})),
                     StreamEvent::ThinkingDelta(d) => ("thinking", json!({"delta": d})),
                     StreamEvent::ToolCallStart { id, name } => ("toolcall", json!({"id": id, "toolName": name})),
                     StreamEvent::Retry { attempt, wait_ms, reason } => {
-                        emit(json!({"type": "auto_retry_start", "attempt": attempt, "delayMs": wait_ms, "errorMessage": reason}));
+                        emit(
+                            json!({"type": "auto_retry_start", "attempt": attempt, "delayMs": wait_ms, "errorMessage": reason}),
+                        );
                         partial_text.clear();
                         return;
                     }
@@ -711,7 +786,9 @@ pub fn run_prompt(
                     index += 1;
                     last_kind = kind;
                     if kind != "toolcall" {
-                        emit(json!({"type": "message_update", "assistantMessageEvent": {"type": format!("{kind}_start"), "contentIndex": index}}));
+                        emit(
+                            json!({"type": "message_update", "assistantMessageEvent": {"type": format!("{kind}_start"), "contentIndex": index}}),
+                        );
                     }
                 }
                 let mut e = json!({"type": if kind == "toolcall" { "toolcall_start".to_string() } else { format!("{kind}_delta") }, "contentIndex": index});
@@ -720,12 +797,6 @@ pub fn run_prompt(
                 }
                 emit(json!({"type": "message_update", "assistantMessageEvent": e}));
             })
-            }));
-            match call {
-                Ok(r) => r,
-                Err(payload) if payload.is::<StreamAborted>() => Err(LlmError::Other("Request was aborted".into())),
-                Err(payload) => std::panic::resume_unwind(payload),
-            }
         };
         let assistant = match result {
             _ if turn.tool_ctx.aborted() => aborted_assistant(turn, &partial_text, timestamp, started),

@@ -378,7 +378,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             branch_thinking: Some(thinking),
             has_thinking_entry: true,
             provider_opts: opts,
-            provider,
+            provider: provider.into(),
             api,
             tools,
             tool_ctx,
@@ -396,7 +396,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     }
 
     let turn = Turn {
-        provider: provider.as_ref(),
+        provider: provider.into(),
         api,
         tools: &tools,
         tool_ctx: &tool_ctx,

@@ -73,8 +73,9 @@ pub enum LlmError {
     Other(String),
 }
 
-/// A model provider.
-pub trait Provider {
+/// A model provider. `Send + Sync`: the agent runs each call on a thread of its own, so
+/// that an abort does not wait for a silent stream.
+pub trait Provider: Send + Sync {
     /// The model this provider calls.
     fn model(&self) -> &ModelSpec;
 

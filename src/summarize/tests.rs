@@ -1,6 +1,6 @@
 //! Model calls with a scripted provider: pi's requests, failure texts and summaries.
 
-use std::cell::RefCell;
+use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
@@ -12,16 +12,16 @@ use crate::llm::{LlmError, ModelSpec, Provider, Request, StreamEvent};
 /// Answers each call with the next reply, recording the requests.
 struct Fake {
     spec: ModelSpec,
-    replies: RefCell<Vec<Value>>,
-    seen: RefCell<Vec<Request>>,
+    replies: Mutex<Vec<Value>>,
+    seen: Mutex<Vec<Request>>,
 }
 
 impl Fake {
     fn new(replies: Vec<Value>) -> Fake {
         Fake {
             spec: ModelSpec { provider: "fake".into(), id: "m".into() },
-            replies: RefCell::new(replies),
-            seen: RefCell::new(vec![]),
+            replies: Mutex::new(replies),
+            seen: Mutex::new(vec![]),
         }
     }
 }
@@ -34,8 +34,8 @@ impl Provider for Fake {
         None
     }
     fn complete(&self, request: &Request, _: &mut dyn FnMut(&StreamEvent)) -> Result<Value, LlmError> {
-        self.seen.borrow_mut().push(request.clone());
-        Ok(self.replies.borrow_mut().remove(0))
+        self.seen.lock().unwrap().push(request.clone());
+        Ok(self.replies.lock().unwrap().remove(0))
     }
 }
 
@@ -73,7 +73,7 @@ fn a_split_turn_sends_history_then_prefix_and_joins_them() {
     assert_eq!(usage["totalTokens"], 32);
     assert_eq!(usage["cost"]["total"], 1.5);
     assert_eq!(usage["cost"]["totalFromProvider"], false);
-    let seen = fake.seen.borrow();
+    let seen = fake.seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
     for r in seen.iter() {
         assert_eq!(r.system.as_deref(), Some(prompts::SUMMARIZATION_SYSTEM_PROMPT));
@@ -97,7 +97,7 @@ fn a_split_turn_without_history_keeps_the_previous_summary() {
     let fake = Fake::new(vec![reply("P", 20)]);
     let out = compaction::compact(&prep, &fake, None, Some("off"), &mut |_| {}).unwrap();
     assert!(out.summary.starts_with("PREV\n\n---\n\n**Turn Context (split turn):**\n\nP"));
-    assert_eq!(fake.seen.borrow()[0].thinking_level, None);
+    assert_eq!(fake.seen.lock().unwrap()[0].thinking_level, None);
     prep.previous_summary = None;
     assert!(prep
         .summary_template()

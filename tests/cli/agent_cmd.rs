@@ -25,6 +25,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::context_over_threshold_compacts_first", threshold_compacts_first),
         Trial::test("agent::ctrl_c_aborts_a_running_bash_call", ctrl_c_aborts_bash),
         Trial::test("agent::second_ctrl_c_exits_at_once", second_ctrl_c_exits),
+        Trial::test("agent::ctrl_c_aborts_a_silent_stream", ctrl_c_aborts_a_silent_stream),
         Trial::test("agent::interactive_prompts_and_slash_commands", interactive_session),
         Trial::test("agent::interactive_model_and_fork", interactive_model_and_fork),
         Trial::test("agent::interactive_compact", interactive_compact),
@@ -467,22 +468,35 @@ fn ctrl_c_aborts_bash() -> TestResult {
     check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
 }
 
+/// The second Ctrl-C exits at once, even when the first cannot end the run: here the read
+/// tool is blocked opening a FIFO nobody writes to.
 fn second_ctrl_c_exits() -> TestResult {
     let project = tempfile::tempdir()?;
     let file = project.path().join("s.jsonl");
-    let server = ScriptedServer::start(vec![Reply::Stall]);
-    let mut child =
-        spawn_agent(project.path(), &server, &["--session", file.to_str().unwrap(), "--no-tools", "-p", "hi"]);
-    if !wait_for(10, || !server.requests().is_empty()) {
+    let fifo = project.path().join("pipe");
+    let st = std::process::Command::new("mkfifo").arg(&fifo).status()?;
+    check(st.success(), || "mkfifo failed".into())?;
+    let server = ScriptedServer::start(vec![Reply::Sse(anthropic_tool_call(
+        MODEL,
+        "toolu_1",
+        "read",
+        &json!({"path": "pipe"}),
+    ))]);
+    let mut child = spawn_agent(project.path(), &server, &["--session", file.to_str().unwrap(), "-p", "read it"]);
+    if !wait_for(10, || fs::read_to_string(&file).is_ok_and(|t| t.contains("toolu_1"))) {
         let _ = child.kill();
         let _ = child.wait();
-        return check(false, || "no request".into());
+        return check(false, || "the tool call was never written".into());
     }
+    std::thread::sleep(std::time::Duration::from_millis(200));
     sigint(&child);
     std::thread::sleep(std::time::Duration::from_millis(200));
     sigint(&child);
     let out = wait_output(child, 5)?;
-    check(out.status.code() == Some(130), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))
+    check(out.status.code() == Some(130), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))?;
+    // The read never finished: the call has no result, and only complete lines are there.
+    let kinds: Vec<String> = lines(&file)[1..].iter().map(kind).collect();
+    check(kinds.last().map(String::as_str) == Some("assistant"), || format!("{kinds:?}"))
 }
 
 fn threshold_compacts_first() -> TestResult {
@@ -704,5 +718,61 @@ fn interactive_compact() -> TestResult {
     let p = run(&["path", file.to_str().unwrap()]);
     check(stdout(&p).contains("MANUAL-SUMMARY") && stdout(&p).contains("Answer three."), || stdout(&p))?;
     let c = run(&["check", file.to_str().unwrap()]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+/// One Ctrl-C while the model's stream is silent (a partial answer arrived, then nothing):
+/// the run stops at once, and the partial answer is recorded as pi records aborts.
+fn ctrl_c_aborts_a_silent_stream() -> TestResult {
+    use std::io::BufRead as _;
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    let f = file.to_str().unwrap();
+    let mut events = vec![anthropic_message_start(MODEL, 10, 0, 0)];
+    events.push(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
+    events.push(
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Partial answ"}}),
+    );
+    let server = ScriptedServer::start(vec![Reply::StallAfter(anthropic_sse(&events))]);
+    let mut child =
+        spawn_agent(project.path(), &server, &["--session", f, "--no-tools", "--mode", "json", "-p", "Think long."]);
+    // Wait (in JSON mode) until the partial text has arrived, then interrupt.
+    let mut events_out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    let arrived = loop {
+        let mut line = String::new();
+        if events_out.read_line(&mut line).unwrap_or(0) == 0 {
+            break false;
+        }
+        seen.push_str(&line);
+        if line.contains("\"text_delta\"") {
+            break true;
+        }
+    };
+    if !arrived {
+        let _ = child.kill();
+        let _ = child.wait();
+        return check(false, || format!("no text_delta event:\n{seen}"));
+    }
+    let t0 = std::time::Instant::now();
+    sigint(&child);
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut events_out, &mut rest);
+        rest
+    });
+    let out = wait_output(child, 10)?;
+    let rest = reader.join().unwrap();
+    check(t0.elapsed() < std::time::Duration::from_secs(5), || "the abort waited for the stream".into())?;
+    check(out.status.code() == Some(1), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))?;
+    let entries = lines(&file);
+    let last = &entries.last().unwrap()["message"];
+    check(last["role"] == "assistant" && last["stopReason"] == "aborted", || last.to_string())?;
+    check(last["errorMessage"] == "Request was aborted", || last.to_string())?;
+    check(last["content"] == json!([{"type": "text", "text": "Partial answ"}]), || last.to_string())?;
+    // JSON mode ends the run as pi does.
+    check(rest.contains("\"type\":\"agent_end\""), || rest.clone())?;
+    check(server.requests().len() == 1, || "the loop went on after the abort".into())?;
+    let c = run(&["check", f]);
     check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
 }
