@@ -335,15 +335,21 @@ impl Repl {
             bail!("/model PROVIDER/ID, for example anthropic/claude-sonnet-4-5")
         };
         let opts = ProviderOptions { model: spec.clone(), ..self.provider_opts.clone() };
-        let api = llm::describe_model(&opts)?.api.as_str().to_string();
+        let info = llm::describe_model(&opts)?;
+        let api = info.api.as_str().to_string();
         let provider = llm::open_provider(&opts)?;
+        // pi's model switch: the model's own level setting, else the default setting, else
+        // the level in use; clamped to what the new model supports.
+        let config = &opts.config;
+        let level = config.model_thinking_level(&spec).or(config.default_thinking_level()).unwrap_or(&self.thinking);
+        self.thinking = info.clamp_thinking_level(level).to_string();
         self.compaction = opts.config.compaction(Some(&spec));
         self.provider = Arc::from(provider);
         self.api = api;
         self.provider_opts = opts;
         self.spec = spec;
         self.ensure_selection()?;
-        println!("model: {}/{}", self.spec.provider, self.spec.id);
+        println!("model: {}/{} (thinking: {})", self.spec.provider, self.spec.id, self.thinking);
         Ok(())
     }
 

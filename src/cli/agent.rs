@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use super::{report_diagnostics, Ctx, ExitStatus};
 use crate::agent::run::{self, PromptOptions, SessionWriter, Turn};
 use crate::agent::{builtin_tools, ToolContext, ALL_TOOLS, DEFAULT_TOOLS};
-use crate::llm::{self, ModelSpec, PiConfig, ProviderOptions};
+use crate::llm::{self, ModelInfo, ModelSpec, PiConfig, ProviderOptions};
 use crate::session::context::{self, Damaged};
 use crate::session::locate::{locate, SessionArg};
 use crate::session::{fork, rev, write, EntryType, Role, Session, Source};
@@ -252,6 +252,26 @@ fn existing_target(ctx: &Ctx, path: &Path, from: Option<&str>, mode: Mode) -> an
     })
 }
 
+/// The thinking level as pi's `createAgentSession` picks it: `--thinking`; else a branch
+/// with messages keeps its own level (pi's `defaultThinkingLevel`, else `medium`, when it
+/// never set one); else `modelThinkingLevels` for the model, else `defaultThinkingLevel`,
+/// else `medium`. Then clamped to what the model supports (`off` for a model that does not
+/// reason).
+fn thinking_level(args: &Args, target: &Target, config: &PiConfig, spec: &ModelSpec, info: &ModelInfo) -> String {
+    let default = || config.default_thinking_level().unwrap_or("medium").to_string();
+    let level = args.thinking.clone().or_else(|| {
+        (!target.context.is_empty()).then(|| {
+            if target.has_thinking_entry {
+                target.thinking.clone().unwrap_or_else(default)
+            } else {
+                default()
+            }
+        })
+    });
+    let level = level.or_else(|| config.model_thinking_level(spec).map(str::to_string)).unwrap_or_else(default);
+    info.clamp_thinking_level(&level).to_string()
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let interactive =
         args.interactive || (args.prompt.is_none() && args.mode == Mode::Text && std::io::stdin().is_terminal());
@@ -325,11 +345,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         // pi retries at the agent level, recording each failed attempt (§7.5): the
         // provider gives the first failure back instead of retrying it silently.
         max_retries: 0,
-        ..ProviderOptions::from_config(spec.clone(), config)
+        ..ProviderOptions::from_config(spec.clone(), config.clone())
     };
-    let api = llm::describe_model(&opts)?.api.as_str().to_string();
+    let info = llm::describe_model(&opts)?;
+    let api = info.api.as_str().to_string();
     let provider = llm::open_provider(&opts)?;
-    let thinking = args.thinking.clone().or_else(|| target.thinking.clone()).unwrap_or_else(|| "off".into());
+    let thinking = thinking_level(&args, &target, &config, &spec, &info);
 
     let names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
     let tools = builtin_tools(&names);

@@ -258,6 +258,11 @@ impl PiConfig {
         self.settings.get("defaultThinkingLevel")?.as_str()
     }
 
+    /// `modelThinkingLevels["provider/id"]`: a thinking level for one model.
+    pub fn model_thinking_level(&self, model: &ModelSpec) -> Option<&str> {
+        self.settings.get("modelThinkingLevels")?.get(format!("{}/{}", model.provider, model.id))?.as_str()
+    }
+
     /// Records the settings pi would reject (it throws on them; pisces uses the default).
     fn validate(&mut self) {
         let mut bad = Vec::new();

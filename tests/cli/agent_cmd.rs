@@ -29,6 +29,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::interactive_prompts_and_slash_commands", interactive_session),
         Trial::test("agent::interactive_model_and_fork", interactive_model_and_fork),
         Trial::test("agent::interactive_compact", interactive_compact),
+        Trial::test("agent::thinking_level_as_pi_picks_it", thinking_level_as_pi_picks_it),
     ]
 }
 
@@ -137,7 +138,11 @@ fn new_session_with_tools() -> TestResult {
     check(kinds == want, || format!("entries {kinds:?}"))?;
     chained(&entries)?;
     check(entries[1]["provider"] == "anthropic" && entries[1]["modelId"] == MODEL, || entries[1].to_string())?;
-    check(entries[2]["thinkingLevel"] == "off", || entries[2].to_string())?;
+    // pi's default level for a new session (DEFAULT_THINKING_LEVEL), which the model
+    // supports; the request asks for it.
+    check(entries[2]["thinkingLevel"] == "medium", || entries[2].to_string())?;
+    let first = server.requests()[0].json();
+    check(first["thinking"]["type"] == "enabled", || first["thinking"].to_string())?;
 
     let sys = &entries[3]["message"];
     let keys: Vec<&str> = sys.as_object().unwrap().keys().map(String::as_str).collect();
@@ -157,7 +162,7 @@ fn new_session_with_tools() -> TestResult {
     check(results[0]["toolCallId"] == "toolu_1" && results[2]["toolCallId"] == "toolu_3", || "ids".into())?;
     for a in entries.iter().filter(|e| kind(e) == "assistant") {
         let m = &a["message"];
-        check(m["usage"]["cost"]["total"].is_number() && m["thinkingLevel"] == "off", || m.to_string())?;
+        check(m["usage"]["cost"]["total"].is_number() && m["thinkingLevel"] == "medium", || m.to_string())?;
     }
 
     // The model saw the tool results: the last request carries all three.
@@ -775,4 +780,39 @@ fn ctrl_c_aborts_a_silent_stream() -> TestResult {
     check(server.requests().len() == 1, || "the loop went on after the abort".into())?;
     let c = run(&["check", f]);
     check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
+}
+
+/// The thinking level of a new session as pi picks it: `defaultThinkingLevel` from the
+/// settings, `modelThinkingLevels` before it, clamped to what the model supports.
+fn thinking_level_as_pi_picks_it() -> TestResult {
+    let cases = [
+        (json!({"defaultThinkingLevel": "high"}), "anthropic/claude-sonnet-4-5", "high"),
+        (
+            json!({"defaultThinkingLevel": "high", "modelThinkingLevels": {"anthropic/claude-sonnet-4-5": "low"}}),
+            "anthropic/claude-sonnet-4-5",
+            "low",
+        ),
+        // claude-sonnet-4-5 has no xhigh level: the nearest one below.
+        (json!({"defaultThinkingLevel": "xhigh"}), "anthropic/claude-sonnet-4-5", "high"),
+        // A model that does not reason runs with thinking off.
+        (json!({}), "openai/gpt-4o", "off"),
+    ];
+    for (settings, model, want) in cases {
+        let project = project_with_settings(settings.clone());
+        let file = project.path().join("s.jsonl");
+        let openai = model.starts_with("openai/");
+        let reply = if openai { openai_text("gpt-4o", "Hi.") } else { anthropic_text(MODEL, "Hi.") };
+        let server = ScriptedServer::start(vec![Reply::Sse(reply)]);
+        let out = pisces()
+            .current_dir(project.path())
+            .args(["agent", "--model", model, "--base-url", &server.url(), "--api-key-env", "PISCES_TEST_KEY"])
+            .args(["--session", file.to_str().unwrap(), "--no-tools", "-p", "hi"])
+            .env("PISCES_TEST_KEY", "test-key")
+            .output()?;
+        ok(&out)?;
+        let entries = lines(&file);
+        let level = entries.iter().find(|e| e["type"] == "thinking_level_change").map(|e| e["thinkingLevel"].clone());
+        check(level == Some(json!(want)), || format!("{settings} {model}: {level:?}, want {want}"))?;
+    }
+    Ok(())
 }
