@@ -70,8 +70,10 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub context_window: Option<u64>,
 
-    /// Thinking level: off, minimal, low, medium, high, xhigh [default: the session's, else off].
-    #[arg(long, value_name = "LEVEL", value_parser = ["off", "minimal", "low", "medium", "high", "xhigh"])]
+    /// Thinking level: off, minimal, low, medium, high, xhigh, max [default: the branch's, else
+    /// pi's settings (modelThinkingLevels, defaultThinkingLevel), else medium]; clamped to what
+    /// the model supports.
+    #[arg(long, value_name = "LEVEL", value_parser = ["off", "minimal", "low", "medium", "high", "xhigh", "max"])]
     pub thinking: Option<String>,
 
     /// The prompt (print mode); without it, the prompt is read from standard input.
