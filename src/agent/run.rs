@@ -619,6 +619,112 @@ fn over_threshold(turn: &Turn, writer: &SessionWriter, context: &[Value]) -> boo
     crate::summarize::tokens::estimate_projected_context_tokens(&session, &projection).tokens > limit
 }
 
+/// pi's streaming events for one reply: a provider's stream turned into delta-only
+/// `message_update` events, each with the usage so far (pi 1.6's JSON mode, §8.2), and
+/// the blocks that have arrived (what an aborted reply keeps).
+struct Updates {
+    usage: Value,
+    /// Content blocks so far in pi's shape; a tool call's raw argument text beside it.
+    blocks: Vec<(Value, String)>,
+    /// Whether the last block's `*_end` is still to come.
+    open: bool,
+}
+
+impl Updates {
+    fn new() -> Updates {
+        let zero = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+        Updates { usage: zero, blocks: Vec::new(), open: false }
+    }
+
+    fn update(&self, event: Value) -> Value {
+        json!({"type": "message_update", "usage": self.usage, "assistantMessageEvent": event})
+    }
+
+    /// Opens a block (closing the one before) and emits its `*_start`.
+    fn start(&mut self, block: Value, emit: &mut dyn FnMut(Value)) {
+        self.close(None, emit);
+        let index = self.blocks.len();
+        let event = match block["type"].as_str() {
+            Some("toolCall") => {
+                json!({"type": "toolcall_start", "contentIndex": index, "id": block["id"], "toolName": block["name"]})
+            }
+            Some(kind) => json!({"type": format!("{kind}_start"), "contentIndex": index}),
+            None => return,
+        };
+        self.blocks.push((block, String::new()));
+        self.open = true;
+        emit(self.update(event));
+    }
+
+    /// The open block of `kind`, opened if the provider did not say it started.
+    fn open_block(&mut self, kind: &str, emit: &mut dyn FnMut(Value)) -> usize {
+        let is_open = self.open && self.blocks.last().is_some_and(|(b, _)| b["type"] == kind);
+        if !is_open {
+            let field = if kind == "text" { "text" } else { "thinking" };
+            self.start(json!({"type": kind, field: ""}), emit);
+        }
+        self.blocks.len() - 1
+    }
+
+    fn on(&mut self, ev: &StreamEvent, emit: &mut dyn FnMut(Value)) {
+        match ev {
+            StreamEvent::TextStart => self.start(json!({"type": "text", "text": ""}), emit),
+            StreamEvent::ThinkingStart => self.start(json!({"type": "thinking", "thinking": ""}), emit),
+            StreamEvent::ToolCallStart { id, name } => {
+                self.start(json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}), emit)
+            }
+            StreamEvent::TextDelta(d) | StreamEvent::ThinkingDelta(d) => {
+                let kind = if matches!(ev, StreamEvent::TextDelta(_)) { "text" } else { "thinking" };
+                let i = self.open_block(kind, emit);
+                if let Some(Value::String(t)) = self.blocks[i].0.get_mut(kind) {
+                    t.push_str(d);
+                }
+                emit(self.update(json!({"type": format!("{kind}_delta"), "contentIndex": i, "delta": d})));
+            }
+            StreamEvent::ToolCallDelta(d) => {
+                let Some(i) = self.blocks.len().checked_sub(1).filter(|_| self.open) else { return };
+                if self.blocks[i].0["type"] != "toolCall" {
+                    return;
+                }
+                self.blocks[i].1.push_str(d);
+                emit(self.update(json!({"type": "toolcall_delta", "contentIndex": i, "delta": d})));
+            }
+            StreamEvent::Usage(u) => self.usage = u.clone(),
+            StreamEvent::Retry { .. } => {}
+        }
+    }
+
+    /// Emits the open block's `*_end`: its text, or the finished tool call (from the final
+    /// message when there is one, else parsed from the streamed arguments).
+    fn close(&mut self, last: Option<&Value>, emit: &mut dyn FnMut(Value)) {
+        if !std::mem::take(&mut self.open) {
+            return;
+        }
+        let i = self.blocks.len() - 1;
+        let (block, args) = &self.blocks[i];
+        let event = match block["type"].as_str() {
+            Some("toolCall") => {
+                let finished = last.and_then(|m| m["content"].get(i)).filter(|b| b["id"] == block["id"]).cloned();
+                let call = finished.unwrap_or_else(|| {
+                    let mut call = block.clone();
+                    call["arguments"] = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
+                    call
+                });
+                json!({"type": "toolcall_end", "contentIndex": i, "toolCall": call})
+            }
+            Some(kind) => json!({"type": format!("{kind}_end"), "contentIndex": i, "content": block[kind]}),
+            None => return,
+        };
+        emit(self.update(event));
+    }
+
+    /// The text and thinking that arrived (an aborted reply keeps them).
+    fn partial(&self) -> Vec<Value> {
+        self.blocks.iter().map(|(b, _)| b).filter(|b| b["type"] != "toolCall").cloned().collect()
+    }
+}
+
 /// A provider whose calls end as soon as `abort` is set (see [`call_model`]).
 struct Abortable {
     inner: Arc<dyn Provider>,
@@ -714,6 +820,19 @@ pub fn run_prompt(
     starting: Vec<Value>,
     emit: &mut dyn FnMut(Value),
 ) -> anyhow::Result<Outcome> {
+    let outcome = run_loop(turn, writer, context, starting, emit)?;
+    // pi 1.6: the run is over (retries and compactions included).
+    emit(json!({"type": "agent_settled", "aborted": turn.tool_ctx.aborted()}));
+    Ok(outcome)
+}
+
+fn run_loop(
+    turn: &Turn,
+    writer: &mut SessionWriter,
+    context: &mut Vec<Value>,
+    starting: Vec<Value>,
+    emit: &mut dyn FnMut(Value),
+) -> anyhow::Result<Outcome> {
     let mut run_messages = Vec::new();
     emit(json!({"type": "agent_start"}));
     emit(json!({"type": "turn_start"}));
@@ -749,57 +868,33 @@ pub fn run_prompt(
         let spec = turn.provider.model().clone();
         let started = Instant::now();
         let timestamp = now_ms();
+        let mut updates = Updates::new();
         emit(message_event(
             "message_start",
             &json!({"role": "assistant", "content": [], "api": turn.api, "provider": spec.provider,
-                    "model": spec.id, "stopReason": "pending", "timestamp": timestamp}),
+                    "model": spec.id, "usage": updates.usage, "stopReason": "pending", "timestamp": timestamp}),
         ));
-        let mut index: i64 = -1;
-        let mut last_kind = "";
-        let mut partial_text: Vec<(String, String)> = Vec::new();
         let result = if turn.tool_ctx.aborted() {
             Err(LlmError::Other("Request was aborted".into()))
         } else {
             call_model(&turn.provider, request, &turn.tool_ctx.abort, &mut |ev: &StreamEvent| {
-                let (kind, delta) = match ev {
-                    StreamEvent::TextDelta(d) => ("text", json!({"delta": d})),
-                    StreamEvent::ThinkingDelta(d) => ("thinking", json!({"delta": d})),
-                    StreamEvent::ToolCallStart { id, name } => ("toolcall", json!({"id": id, "toolName": name})),
-                    StreamEvent::Retry { attempt, wait_ms, reason } => {
-                        emit(
-                            json!({"type": "auto_retry_start", "attempt": attempt, "delayMs": wait_ms, "errorMessage": reason}),
-                        );
-                        partial_text.clear();
-                        return;
-                    }
-                };
-                match (ev, partial_text.last_mut()) {
-                    (StreamEvent::TextDelta(d), Some((k, t))) if k == "text" && last_kind == "text" => t.push_str(d),
-                    (StreamEvent::ThinkingDelta(d), Some((k, t))) if k == "thinking" && last_kind == "thinking" => {
-                        t.push_str(d)
-                    }
-                    (StreamEvent::TextDelta(d), _) => partial_text.push(("text".into(), d.clone())),
-                    (StreamEvent::ThinkingDelta(d), _) => partial_text.push(("thinking".into(), d.clone())),
-                    _ => {}
+                if let StreamEvent::Retry { attempt, wait_ms, reason } = ev {
+                    emit(
+                        json!({"type": "auto_retry_start", "attempt": attempt, "delayMs": wait_ms, "errorMessage": reason}),
+                    );
+                    updates = Updates::new();
+                } else {
+                    updates.on(ev, emit);
                 }
-                if kind != last_kind || kind == "toolcall" {
-                    index += 1;
-                    last_kind = kind;
-                    if kind != "toolcall" {
-                        emit(
-                            json!({"type": "message_update", "assistantMessageEvent": {"type": format!("{kind}_start"), "contentIndex": index}}),
-                        );
-                    }
-                }
-                let mut e = json!({"type": if kind == "toolcall" { "toolcall_start".to_string() } else { format!("{kind}_delta") }, "contentIndex": index});
-                for (k, v) in delta.as_object().into_iter().flatten() {
-                    e[k] = v.clone();
-                }
-                emit(json!({"type": "message_update", "assistantMessageEvent": e}));
             })
         };
+        if let Ok(m) = &result {
+            if !matches!(m.get("stopReason").and_then(Value::as_str), Some("error" | "aborted")) {
+                updates.close(Some(m), emit);
+            }
+        }
         let assistant = match result {
-            _ if turn.tool_ctx.aborted() => aborted_assistant(turn, &partial_text, timestamp, started),
+            _ if turn.tool_ctx.aborted() => aborted_assistant(turn, &updates.partial(), timestamp, started),
             Ok(m) => m,
             Err(e) => error_assistant(turn, &e, timestamp, started),
         };
@@ -1006,20 +1101,9 @@ fn run_batch(turn: &Turn, calls: &[(String, String, Value)], length_stop: bool) 
 
 /// The assistant pi writes when a stream is aborted: what had arrived, `stopReason:
 /// "aborted"`, `errorMessage: "Request was aborted"`.
-fn aborted_assistant(turn: &Turn, partial: &[(String, String)], timestamp: u64, started: Instant) -> Value {
+fn aborted_assistant(turn: &Turn, partial: &[Value], timestamp: u64, started: Instant) -> Value {
     let mut m = error_assistant(turn, &LlmError::Other("Request was aborted".into()), timestamp, started);
-    let content: Vec<Value> =
-        partial
-            .iter()
-            .map(|(k, t)| {
-                if k == "text" {
-                    json!({"type": "text", "text": t})
-                } else {
-                    json!({"type": "thinking", "thinking": t})
-                }
-            })
-            .collect();
-    m["content"] = Value::Array(content);
+    m["content"] = Value::Array(partial.to_vec());
     m["stopReason"] = "aborted".into();
     m
 }

@@ -268,22 +268,34 @@ impl StreamParser for AnthropicStream<'_> {
                         .unwrap_or(0),
                 };
                 self.update_usage();
+                if let Some(u) = &self.draft.usage {
+                    events(&StreamEvent::Usage(u.clone()));
+                }
             }
             "content_block_start" => {
                 let index = n(&e, "index").unwrap_or(0);
                 let cb = e.get("content_block").unwrap_or(&Value::Null);
                 let (block, arguments) = match s(cb, "type") {
-                    Some("text") => (json!({"type": "text", "text": s(cb, "text").unwrap_or("")}), None),
-                    Some("thinking") => (
-                        json!({"type": "thinking", "thinking": s(cb, "thinking").unwrap_or(""),
-                               "thinkingSignature": s(cb, "signature").unwrap_or("")}),
-                        None,
-                    ),
-                    Some("redacted_thinking") => (
-                        json!({"type": "thinking", "thinking": "[Reasoning redacted]",
-                               "thinkingSignature": cb.get("data").cloned().unwrap_or(Value::Null), "redacted": true}),
-                        None,
-                    ),
+                    Some("text") => {
+                        events(&StreamEvent::TextStart);
+                        (json!({"type": "text", "text": s(cb, "text").unwrap_or("")}), None)
+                    }
+                    Some("thinking") => {
+                        events(&StreamEvent::ThinkingStart);
+                        (
+                            json!({"type": "thinking", "thinking": s(cb, "thinking").unwrap_or(""),
+                                   "thinkingSignature": s(cb, "signature").unwrap_or("")}),
+                            None,
+                        )
+                    }
+                    Some("redacted_thinking") => {
+                        events(&StreamEvent::ThinkingStart);
+                        (
+                            json!({"type": "thinking", "thinking": "[Reasoning redacted]",
+                                   "thinkingSignature": cb.get("data").cloned().unwrap_or(Value::Null), "redacted": true}),
+                            None,
+                        )
+                    }
                     Some("tool_use") => {
                         let id = s(cb, "id").unwrap_or("").to_string();
                         let name = s(cb, "name").unwrap_or("").to_string();
@@ -319,7 +331,9 @@ impl StreamParser for AnthropicStream<'_> {
                     }
                     (Some("input_json_delta"), "toolCall") => {
                         if let Some(args) = arguments {
-                            args.push_str(s(delta, "partial_json").unwrap_or(""));
+                            let piece = s(delta, "partial_json").unwrap_or("");
+                            args.push_str(piece);
+                            events(&StreamEvent::ToolCallDelta(piece.to_string()));
                         }
                     }
                     _ => {}
@@ -357,6 +371,9 @@ impl StreamParser for AnthropicStream<'_> {
                     }
                 }
                 self.update_usage();
+                if let Some(u) = &self.draft.usage {
+                    events(&StreamEvent::Usage(u.clone()));
+                }
             }
             "message_stop" => {
                 self.saw_stop = true;

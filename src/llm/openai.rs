@@ -275,6 +275,9 @@ impl<'a> OpenAiStream<'a> {
         }
         if let Some(args) = function.and_then(|f| f.get("arguments")).and_then(Value::as_str) {
             self.tools[t].arguments.push_str(args);
+            if !args.is_empty() {
+                events(&StreamEvent::ToolCallDelta(args.to_string()));
+            }
         }
     }
 }
@@ -347,14 +350,18 @@ impl StreamParser for OpenAiStream<'_> {
         }
         let chunk_usage = chunk.get("usage").filter(|u| u.is_object());
         if let Some(u) = chunk_usage {
-            self.draft.usage = Some(self.usage(u));
+            let usage = self.usage(u);
+            events(&StreamEvent::Usage(usage.clone()));
+            self.draft.usage = Some(usage);
         }
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
             return Ok(Flow::Continue);
         };
         if chunk_usage.is_none() {
             if let Some(u) = choice.get("usage").filter(|u| u.is_object()) {
-                self.draft.usage = Some(self.usage(u));
+                let usage = self.usage(u);
+                events(&StreamEvent::Usage(usage.clone()));
+                self.draft.usage = Some(usage);
             }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
@@ -379,6 +386,7 @@ impl StreamParser for OpenAiStream<'_> {
                 Some(i) => i,
                 None => {
                     self.draft.content.push(json!({"type": "thinking", "thinking": "", "thinkingSignature": field}));
+                    events(&StreamEvent::ThinkingStart);
                     self.thinking = Some(self.draft.content.len() - 1);
                     self.draft.content.len() - 1
                 }
@@ -391,6 +399,7 @@ impl StreamParser for OpenAiStream<'_> {
                 Some(i) => i,
                 None => {
                     self.draft.content.push(json!({"type": "text", "text": ""}));
+                    events(&StreamEvent::TextStart);
                     self.text = Some(self.draft.content.len() - 1);
                     self.draft.content.len() - 1
                 }

@@ -40,12 +40,21 @@ pub struct Request {
 /// return value of [`Provider::complete`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
+    /// A text block begins (its deltas follow).
+    TextStart,
     TextDelta(String),
+    /// A thinking block begins.
+    ThinkingStart,
     ThinkingDelta(String),
+    /// A tool call block begins.
     ToolCallStart {
         id: String,
         name: String,
     },
+    /// A piece of the current tool call's JSON arguments, as the model streams it.
+    ToolCallDelta(String),
+    /// The usage so far (pi's `usage` shape), whenever the provider reports it.
+    Usage(Value),
     /// A retry after a transient failure (429, 5xx, overloaded), with the wait.
     Retry {
         attempt: u32,

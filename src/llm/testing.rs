@@ -513,9 +513,19 @@ impl Provider for ScriptedProvider {
         for block in reply.get("content").and_then(Value::as_array).into_iter().flatten() {
             let s = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             match block.get("type").and_then(Value::as_str) {
-                Some("text") => events(&StreamEvent::TextDelta(s("text"))),
-                Some("thinking") => events(&StreamEvent::ThinkingDelta(s("thinking"))),
-                Some("toolCall") => events(&StreamEvent::ToolCallStart { id: s("id"), name: s("name") }),
+                Some("text") => {
+                    events(&StreamEvent::TextStart);
+                    events(&StreamEvent::TextDelta(s("text")));
+                }
+                Some("thinking") => {
+                    events(&StreamEvent::ThinkingStart);
+                    events(&StreamEvent::ThinkingDelta(s("thinking")));
+                }
+                Some("toolCall") => {
+                    events(&StreamEvent::ToolCallStart { id: s("id"), name: s("name") });
+                    let args = block.get("arguments").map(Value::to_string).unwrap_or_default();
+                    events(&StreamEvent::ToolCallDelta(args));
+                }
                 _ => {}
             }
         }
@@ -574,7 +584,13 @@ mod tests {
         let r = Request { system: Some("s".into()), ..Request::default() };
         let a = p.complete(&r, &mut |e| seen.push(e.clone())).unwrap();
         assert_eq!(a["stopReason"], "toolUse");
-        assert_eq!(seen, vec![StreamEvent::ToolCallStart { id: "call_1".into(), name: "ls".into() }]);
+        assert_eq!(
+            seen,
+            vec![
+                StreamEvent::ToolCallStart { id: "call_1".into(), name: "ls".into() },
+                StreamEvent::ToolCallDelta(r#"{"path":"."}"#.into())
+            ]
+        );
         assert_eq!(p.complete(&r, &mut |_| {}).unwrap()["content"][0]["text"], "done");
         assert!(p.complete(&r, &mut |_| {}).is_err());
         assert_eq!(p.requests().len(), 3);

@@ -30,6 +30,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::interactive_model_and_fork", interactive_model_and_fork),
         Trial::test("agent::interactive_compact", interactive_compact),
         Trial::test("agent::thinking_level_as_pi_picks_it", thinking_level_as_pi_picks_it),
+        Trial::test("agent::json_mode_streams_as_pi", json_mode_streams_as_pi),
     ]
 }
 
@@ -284,7 +285,10 @@ fn model_error_is_recorded() -> TestResult {
     check(stderr(&out).contains("no such model"), || stderr(&out))?;
     let events: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap_or("")).collect();
-    check(types.first() == Some(&"session") && types.last() == Some(&"agent_end"), || format!("{types:?}"))?;
+    // pi 1.6: the header, the run, then agent_settled.
+    check(types.first() == Some(&"session") && types.ends_with(&["agent_end", "agent_settled"]), || {
+        format!("{types:?}")
+    })?;
     for t in ["agent_start", "turn_start", "message_start", "message_end", "turn_end"] {
         check(types.contains(&t), || format!("no {t} in {types:?}"))?;
     }
@@ -815,4 +819,128 @@ fn thinking_level_as_pi_picks_it() -> TestResult {
         check(level == Some(json!(want)), || format!("{settings} {model}: {level:?}, want {want}"))?;
     }
     Ok(())
+}
+
+/// A reply with thinking, text and a tool call, streamed as Anthropic streams it.
+pub fn thinking_text_tool_reply(model: &str) -> String {
+    use pisces::llm::testing::anthropic_end;
+    let mut events = vec![anthropic_message_start(model, 100, 0, 0)];
+    let delta = |i: u64, d: Value| json!({"type": "content_block_delta", "index": i, "delta": d});
+    events.push(json!({"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "thinking", "thinking": "", "signature": ""}}));
+    events.push(delta(0, json!({"type": "thinking_delta", "thinking": "Let me "})));
+    events.push(delta(0, json!({"type": "thinking_delta", "thinking": "write."})));
+    events.push(delta(0, json!({"type": "signature_delta", "signature": "sig"})));
+    events.push(json!({"type": "content_block_stop", "index": 0}));
+    events.extend(anthropic_text_block(1, "Writing it."));
+    events.push(json!({"type": "content_block_start", "index": 2,
+                       "content_block": {"type": "tool_use", "id": "toolu_1", "name": "write", "input": {}}}));
+    events.push(delta(2, json!({"type": "input_json_delta", "partial_json": "{\"path\": \"a.txt\","})));
+    events.push(delta(2, json!({"type": "input_json_delta", "partial_json": " \"content\": \"one\\n\"}"})));
+    events.push(json!({"type": "content_block_stop", "index": 2}));
+    events.extend(anthropic_end("tool_use", 20));
+    anthropic_sse(&events)
+}
+
+/// `--mode json`: pi 1.6's event stream (§8.2). The order of events, and of the nested
+/// assistant events, is the one the real pi printed for this reply: the header, delta-only
+/// `message_update`s each with the usage so far, `*_end` events with the finished block,
+/// and `agent_settled` last.
+fn json_mode_streams_as_pi() -> TestResult {
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(thinking_text_tool_reply(MODEL)),
+        Reply::Sse(anthropic_text(MODEL, "Done.")),
+    ]);
+    let out = agent(project.path(), &server, &["--session", file.to_str().unwrap(), "--mode", "json", "-p", "Write"]);
+    ok(&out)?;
+    let events: Vec<Value> = stdout(&out).lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let name = |e: &Value| match e["type"].as_str().unwrap_or("") {
+        "message_update" => format!("update:{}", e["assistantMessageEvent"]["type"].as_str().unwrap_or("")),
+        "message_start" | "message_end" => {
+            format!("{}:{}", e["type"].as_str().unwrap(), e["message"]["role"].as_str().unwrap_or(""))
+        }
+        t => t.to_string(),
+    };
+    let names: Vec<String> = events.iter().map(name).collect();
+    let want = [
+        "session",
+        "agent_start",
+        "turn_start",
+        "message_start:system",
+        "message_end:system",
+        "message_start:user",
+        "message_end:user",
+        "message_start:assistant",
+        "update:thinking_start",
+        "update:thinking_delta",
+        "update:thinking_delta",
+        "update:thinking_end",
+        "update:text_start",
+        "update:text_delta",
+        "update:text_delta",
+        "update:text_delta",
+        "update:text_end",
+        "update:toolcall_start",
+        "update:toolcall_delta",
+        "update:toolcall_delta",
+        "update:toolcall_end",
+        "message_end:assistant",
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start:toolResult",
+        "message_end:toolResult",
+        "turn_end",
+        "turn_start",
+        "message_start:assistant",
+        "update:text_start",
+        "update:text_delta",
+        "update:text_end",
+        "message_end:assistant",
+        "turn_end",
+        "agent_end",
+        "agent_settled",
+    ];
+    // anthropic_text_block streams "Writing it." in pieces of its own; compare the shape.
+    let squeeze = |v: &[String]| {
+        let mut out: Vec<String> = Vec::new();
+        for n in v {
+            if !(n.ends_with("_delta") && out.last() == Some(n)) {
+                out.push(n.clone());
+            }
+        }
+        out
+    };
+    let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+    check(squeeze(&names) == squeeze(&want), || format!("{names:#?}"))?;
+    let updates: Vec<&Value> = events.iter().filter(|e| e["type"] == "message_update").collect();
+    for u in &updates {
+        let keys: Vec<&String> = u.as_object().unwrap().keys().collect();
+        check(keys == ["type", "usage", "assistantMessageEvent"], || u.to_string())?;
+        check(u["assistantMessageEvent"].get("partial").is_none(), || u.to_string())?;
+    }
+    let ev = |t: &str| updates.iter().map(|u| &u["assistantMessageEvent"]).find(|a| a["type"] == t).unwrap().clone();
+    check(
+        ev("thinking_end") == json!({"type": "thinking_end", "contentIndex": 0, "content": "Let me write."}),
+        || ev("thinking_end").to_string(),
+    )?;
+    check(ev("text_end") == json!({"type": "text_end", "contentIndex": 1, "content": "Writing it."}), || {
+        ev("text_end").to_string()
+    })?;
+    check(
+        ev("toolcall_start")
+            == json!({"type": "toolcall_start", "contentIndex": 2, "id": "toolu_1", "toolName": "write"}),
+        || ev("toolcall_start").to_string(),
+    )?;
+    let call = json!({"type": "toolCall", "id": "toolu_1", "name": "write", "arguments": {"path": "a.txt", "content": "one\n"}});
+    check(ev("toolcall_end") == json!({"type": "toolcall_end", "contentIndex": 2, "toolCall": call}), || {
+        ev("toolcall_end").to_string()
+    })?;
+    // The usage is the provider's as it streams: input from message_start, then the total.
+    check(updates[0]["usage"]["input"] == 100, || updates[0].to_string())?;
+    let end = events.iter().find(|e| name(e) == "message_end:assistant").unwrap();
+    let last_update = updates.iter().rfind(|u| u["assistantMessageEvent"]["type"] == "toolcall_end").unwrap();
+    check(last_update["usage"]["input"] == end["message"]["usage"]["input"], || last_update.to_string())?;
+    check(events.last().unwrap() == &json!({"type": "agent_settled", "aborted": false}), || stdout(&out))
 }

