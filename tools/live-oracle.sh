@@ -21,5 +21,8 @@ bash "$shared/pi-oracle/install.sh"
 cargo build --quiet
 node "$shared/pi-oracle/make-expected.mjs" testdata/pi-1.6.0 testdata/pi-0.73.1 testdata/real --check
 python3 "$shared/tools/fidelity.py" target/debug/pisces testdata/pi-1.6.0 testdata/pi-0.73.1 testdata/real testdata/edge
-# 4. sessions written by `pisces agent` (against the scripted model server) read by the real pi
+# 4. sessions written by `pisces agent` (against the scripted model server) read by the real pi,
+#    pi's JSON mode beside `pisces agent --mode json`, and pi's request body for every prompt
+#    the agent appended (which must be the body pisces sent)
 PISCES_LIVE_ORACLE=1 cargo test --quiet --test cli -- live_oracle
+PISCES_LIVE_ORACLE=1 cargo test --quiet --test cli -- agent_payload

@@ -5,6 +5,7 @@
 
 mod agent_cmd;
 mod agent_corpus;
+mod agent_payload;
 mod broken;
 mod check_cmd;
 mod common;
@@ -30,6 +31,7 @@ fn main() {
     trials.extend(agent_corpus::trials());
     trials.extend(agent_corpus::parallel_trials());
     trials.extend(agent_corpus::tool_outcome_trials());
+    trials.extend(agent_payload::trials());
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());
