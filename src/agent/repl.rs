@@ -57,11 +57,14 @@ commands: /tree  /path  /branch REV  /fork  /compact  /label REV NAME  /model PR
 impl Repl {
     /// Reads lines from standard input until `/quit` or end of input. The exit status is 0.
     pub fn run(mut self) -> anyhow::Result<u8> {
-        interrupt::install(&self.tool_ctx.abort);
         let stdin = std::io::stdin();
         let tty = stdin.is_terminal();
         let mut input = stdin.lock();
         let mut editor = if tty { rustyline::DefaultEditor::new().ok() } else { None };
+        // After the editor: it takes SIGINT for itself when created (and keeps it), but at
+        // its prompt the terminal is raw and Ctrl-C is a key; during a turn the signal is
+        // ours, to abort the turn.
+        interrupt::install(&self.tool_ctx.abort);
         println!("pisces agent — {}/{} — session {}", self.spec.provider, self.spec.id, self.writer.path().display());
         println!("{HELP}");
         let mut interrupted_at_prompt = false;

@@ -17,6 +17,7 @@ mod label_cmd;
 mod live_oracle;
 mod meta;
 mod path_cmd;
+mod repl_pty;
 mod revs;
 mod show_leaves;
 mod snapshots;
@@ -42,6 +43,7 @@ fn main() {
     trials.extend(live_oracle::trials());
     trials.extend(meta::trials());
     trials.extend(path_cmd::trials());
+    trials.extend(repl_pty::trials());
     trials.extend(revs::trials());
     trials.extend(show_leaves::trials());
     trials.extend(snapshots::trials());
