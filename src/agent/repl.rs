@@ -36,6 +36,7 @@ pub struct Repl {
     pub has_thinking_entry: bool,
     pub provider_opts: ProviderOptions,
     pub provider: Arc<dyn Provider>,
+    pub summarizer: Arc<dyn Provider>,
     pub api: String,
     pub tools: Vec<Box<dyn Tool>>,
     pub tool_ctx: ToolContext,
@@ -192,6 +193,7 @@ impl Repl {
         interrupt::RUNNING.store(true, Ordering::SeqCst);
         let turn = Turn {
             provider: Arc::clone(&self.provider),
+            summarizer: Arc::clone(&self.summarizer),
             api: self.api.clone(),
             tools: &self.tools,
             tool_ctx: &self.tool_ctx,
@@ -340,14 +342,15 @@ impl Repl {
         let opts = ProviderOptions { model: spec.clone(), ..self.provider_opts.clone() };
         let info = llm::describe_model(&opts)?;
         let api = info.api.as_str().to_string();
-        let provider = llm::open_provider(&opts)?;
+        let (provider, summarizer) = run::open_providers(&opts)?;
         // pi's model switch: the model's own level setting, else the default setting, else
         // the level in use; clamped to what the new model supports.
         let config = &opts.config;
         let level = config.model_thinking_level(&spec).or(config.default_thinking_level()).unwrap_or(&self.thinking);
         self.thinking = info.clamp_thinking_level(level).to_string();
         self.compaction = opts.config.compaction(Some(&spec));
-        self.provider = Arc::from(provider);
+        self.provider = provider;
+        self.summarizer = summarizer;
         self.api = api;
         self.provider_opts = opts;
         self.spec = spec;
@@ -361,6 +364,7 @@ impl Repl {
         println!("{}", self.ui.paint(Paint::Dim, "compacting…"));
         let turn = Turn {
             provider: Arc::clone(&self.provider),
+            summarizer: Arc::clone(&self.summarizer),
             api: self.api.clone(),
             tools: &self.tools,
             tool_ctx: &self.tool_ctx,

@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 
 use super::{execute_tool_call, Tool, ToolContext, ToolOutput};
 use crate::llm::message::{error_message, now_ms};
-use crate::llm::{CompactionSettings, LlmError, Provider, Request, RetrySettings, StreamEvent};
+use crate::llm::{CompactionSettings, LlmError, Provider, ProviderOptions, Request, RetrySettings, StreamEvent};
 use crate::session::{system, write, Session, Source};
 
 /// The text a `length` stop gives each tool call instead of running it (§7.1 step 5).
@@ -351,9 +351,22 @@ impl SessionWriter {
 // ---------------------------------------------------------------------------------------
 // The loop
 
+/// The loop's providers for `opts` (which carry pi's retry settings): the model calls
+/// without silent retries, since pi retries them at the agent level and records each failed
+/// attempt (§7.5); and the summarizer, the same model with the retries, for compaction
+/// summaries (pi retries those silently, with the same settings).
+pub fn open_providers(opts: &ProviderOptions) -> Result<(Arc<dyn Provider>, Arc<dyn Provider>), LlmError> {
+    let calls = crate::llm::open_provider(&ProviderOptions { max_retries: 0, ..opts.clone() })?;
+    let summarizer = crate::llm::open_provider(opts)?;
+    Ok((calls.into(), summarizer.into()))
+}
+
 /// One prompt's settings.
 pub struct Turn<'a> {
+    /// The model calls (no silent retries: see [`open_providers`]).
     pub provider: Arc<dyn Provider>,
+    /// Compaction summaries (with pi's retries).
+    pub summarizer: Arc<dyn Provider>,
     /// The provider's API name (`anthropic-messages`, …), for error messages.
     pub api: String,
     pub tools: &'a [Box<dyn Tool>],
@@ -554,8 +567,23 @@ pub(crate) fn compact_now(
     emit(json!({"type": "compaction_start", "reason": reason}));
     let thinking = (turn.thinking_level != "off").then_some(turn.thinking_level.as_str());
     // The summary calls stop on Ctrl-C as the loop's own calls do.
-    let provider = Abortable { inner: Arc::clone(&turn.provider), abort: Arc::clone(&turn.tool_ctx.abort) };
-    let done = compaction::compact(prep, &provider, None, thinking, &mut |_| {});
+    let provider = Abortable { inner: Arc::clone(&turn.summarizer), abort: Arc::clone(&turn.tool_ctx.abort) };
+    // A summary call's retries, as pi reports them: scheduled (with the wait), the attempt
+    // starting (at the retry's first event), finished.
+    let mut retrying = false;
+    let mut retried = false;
+    let done = compaction::compact(prep, &provider, None, thinking, &mut |ev| {
+        if let StreamEvent::Retry { attempt, wait_ms, reason } = ev {
+            emit(json!({"type": "summarization_retry_scheduled", "attempt": attempt,
+                        "maxAttempts": turn.retry.max_retries, "delayMs": wait_ms, "errorMessage": reason}));
+            (retrying, retried) = (true, true);
+        } else if std::mem::take(&mut retrying) {
+            emit(json!({"type": "summarization_retry_attempt_start", "source": "compaction", "reason": reason}));
+        }
+    });
+    if retried {
+        emit(json!({"type": "summarization_retry_finished"}));
+    }
     let c = match done {
         Ok(c) => c,
         Err(_) if turn.tool_ctx.aborted() => {

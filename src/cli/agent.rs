@@ -344,14 +344,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         base_url: args.base_url.clone(),
         api_key_env: args.api_key_env.clone(),
         context_window: args.context_window,
-        // pi retries at the agent level, recording each failed attempt (§7.5): the
-        // provider gives the first failure back instead of retrying it silently.
-        max_retries: 0,
         ..ProviderOptions::from_config(spec.clone(), config.clone())
     };
     let info = llm::describe_model(&opts)?;
     let api = info.api.as_str().to_string();
-    let provider = llm::open_provider(&opts)?;
+    let (provider, summarizer) = run::open_providers(&opts)?;
     let thinking = thinking_level(&args, &target, &config, &spec, &info);
 
     let names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
@@ -401,7 +398,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             branch_thinking: Some(thinking),
             has_thinking_entry: true,
             provider_opts: opts,
-            provider: provider.into(),
+            provider,
+            summarizer,
             api,
             tools,
             tool_ctx,
@@ -419,7 +417,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     }
 
     let turn = Turn {
-        provider: provider.into(),
+        provider,
+        summarizer,
         api,
         tools: &tools,
         tool_ctx: &tool_ctx,

@@ -31,6 +31,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::interactive_compact", interactive_compact),
         Trial::test("agent::thinking_level_as_pi_picks_it", thinking_level_as_pi_picks_it),
         Trial::test("agent::json_mode_streams_as_pi", json_mode_streams_as_pi),
+        Trial::test("agent::compaction_summary_is_retried", compaction_summary_is_retried),
     ]
 }
 
@@ -943,4 +944,46 @@ fn json_mode_streams_as_pi() -> TestResult {
     let last_update = updates.iter().rfind(|u| u["assistantMessageEvent"]["type"] == "toolcall_end").unwrap();
     check(last_update["usage"]["input"] == end["message"]["usage"]["input"], || last_update.to_string())?;
     check(events.last().unwrap() == &json!({"type": "agent_settled", "aborted": false}), || stdout(&out))
+}
+
+/// A compaction summary call that fails with 529 is retried as pi retries summaries (with
+/// the retry settings, reported as `summarization_retry_*` events), and the compaction
+/// and the model call go on.
+fn compaction_summary_is_retried() -> TestResult {
+    let project = project_with_settings(json!({
+        "compaction": {"keepRecentTokens": 5, "reserveTokens": 19990},
+        "retry": {"baseDelayMs": 1}
+    }));
+    let file = project.path().join("s.jsonl");
+    let f = file.to_str().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text(MODEL, "First answer, with some words in it.")),
+        Reply::status(529, anthropic_error("overloaded_error", "Overloaded")),
+        Reply::Sse(anthropic_text(MODEL, "## Goal\nRETRIED-SUMMARY")),
+        Reply::Sse(anthropic_text(MODEL, "Second answer.")),
+    ]);
+    ok(&agent(project.path(), &server, &["--session", f, "--no-tools", "-p", "first question"]))?;
+    let out = agent(
+        project.path(),
+        &server,
+        &["--session", f, "--no-tools", "--context-window", "20000", "--mode", "json", "-p", "second"],
+    );
+    ok(&out)?;
+    let events: Vec<Value> = stdout(&out).lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    let at = |t: &str| types.iter().position(|x| *x == t);
+    let order = [
+        at("compaction_start"),
+        at("summarization_retry_scheduled"),
+        at("summarization_retry_attempt_start"),
+        at("summarization_retry_finished"),
+        at("compaction_end"),
+    ];
+    check(order.iter().all(Option::is_some) && order.windows(2).all(|w| w[0] < w[1]), || format!("{types:?}"))?;
+    let scheduled = &events[at("summarization_retry_scheduled").unwrap()];
+    check(scheduled["attempt"] == 1 && scheduled["maxAttempts"] == 3, || scheduled.to_string())?;
+    let entries = lines(&file);
+    let compaction = entries.iter().find(|e| e["type"] == "compaction").ok_or("no compaction entry")?;
+    check(compaction["summary"].as_str().is_some_and(|s| s.contains("RETRIED-SUMMARY")), || compaction.to_string())?;
+    check(server.requests().len() == 4, || format!("{} requests", server.requests().len()))
 }
