@@ -342,7 +342,7 @@ impl Repl {
         let opts = ProviderOptions { model: spec.clone(), ..self.provider_opts.clone() };
         let info = llm::describe_model(&opts)?;
         let api = info.api.as_str().to_string();
-        let (provider, summarizer) = run::open_providers(&opts)?;
+        let run::Providers { calls: provider, summarizer } = run::open_providers(&opts)?;
         // pi's model switch: the model's own level setting, else the default setting, else
         // the level in use; clamped to what the new model supports.
         let config = &opts.config;

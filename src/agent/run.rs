@@ -355,10 +355,16 @@ impl SessionWriter {
 /// without silent retries, since pi retries them at the agent level and records each failed
 /// attempt (§7.5); and the summarizer, the same model with the retries, for compaction
 /// summaries (pi retries those silently, with the same settings).
-pub fn open_providers(opts: &ProviderOptions) -> Result<(Arc<dyn Provider>, Arc<dyn Provider>), LlmError> {
+pub fn open_providers(opts: &ProviderOptions) -> Result<Providers, LlmError> {
     let calls = crate::llm::open_provider(&ProviderOptions { max_retries: 0, ..opts.clone() })?;
     let summarizer = crate::llm::open_provider(opts)?;
-    Ok((calls.into(), summarizer.into()))
+    Ok(Providers { calls: calls.into(), summarizer: summarizer.into() })
+}
+
+/// See [`open_providers`].
+pub struct Providers {
+    pub calls: Arc<dyn Provider>,
+    pub summarizer: Arc<dyn Provider>,
 }
 
 /// One prompt's settings.

@@ -348,7 +348,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
     let info = llm::describe_model(&opts)?;
     let api = info.api.as_str().to_string();
-    let (provider, summarizer) = run::open_providers(&opts)?;
+    let run::Providers { calls: provider, summarizer } = run::open_providers(&opts)?;
     let thinking = thinking_level(&args, &target, &config, &spec, &info);
 
     let names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
