@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde_json::{json, Value};
 
 use super::{open_source, report_diagnostics, session_json, Ctx, ExitStatus};
@@ -13,9 +13,9 @@ use crate::llm::{self, LlmError, ModelInfo, ModelSpec, PiConfig, Provider, Provi
 use crate::render::sanitize;
 use crate::session::context::{self, Damaged, Projection};
 use crate::session::locate::{locate, SessionArg};
-use crate::session::{js, rev, write, Session, Source};
+use crate::session::{js, rev, Session};
 use crate::summarize::branch::{self, Collected, NewLeaf, Prepared};
-use crate::summarize::{entry, models, offline, prompts, SummaryError};
+use crate::summarize::{models, offline, prompts, SummaryError};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -611,39 +611,17 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
                 bail!("Entry {id} not found (the parent of {}); pi would refuse to write the summary", args.to_rev)
             }
         };
-        let mut written = None;
-        let result = write::append_locked(path, args.force, |bytes| {
-            let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
-            let now = Session::load(&source)?;
-            refuse_old_format(&now, path)?;
-            if let Some(p) = &parent {
-                if now.get(p).is_none() {
-                    bail!("Entry {p} not found");
-                }
-            }
-            let id = write::new_entry_id(|id| now.get(id).is_some());
-            let e = entry::branch_summary(
-                &id,
-                parent.as_deref(),
-                &write::now_iso(),
-                &from_id,
-                &summary.summary,
-                details.clone(),
-                summary.usage.as_ref(),
-            );
-            let mut lines = vec![entry::line(&e)];
-            let mut label_id = None;
-            if let Some(l) = &args.label {
-                let lid = write::new_entry_id(|x| x == id || now.get(x).is_some());
-                lines.push(write::label_entry(&lid, Some(&id), &write::now_iso(), &id, Some(l.trim())));
-                label_id = Some(lid);
-            }
-            written = Some((id, e, label_id));
-            Ok(lines)
-        });
-        let at = result.with_context(|| format!("could not append the summary to {}", path.display()))?;
-        let (id, e, label_id) = written.expect("set before writing");
-        appended = json!({"id": id, "line": at.first_line, "entry": e});
+        let done = branch::append(
+            path,
+            args.force,
+            parent.as_deref(),
+            &from_id,
+            &summary,
+            details.clone(),
+            args.label.as_deref(),
+        )?;
+        let (id, e, label_id) = (done.id, done.entry, done.label_id);
+        appended = json!({"id": id, "line": done.line, "entry": e});
         if let Some(l) = label_id {
             appended["labelId"] = l.into();
         }

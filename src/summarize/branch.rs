@@ -246,3 +246,68 @@ pub fn context_messages(s: &Session, entries: &[u32]) -> Result<Vec<Value>, Dama
     }
     Ok(out)
 }
+
+/// A `branch_summary` entry written to a file (and its label entry, when one was asked for).
+#[derive(Debug)]
+pub struct Appended {
+    pub id: String,
+    /// Its line number in the file.
+    pub line: u32,
+    pub entry: Value,
+    pub label_id: Option<String>,
+}
+
+/// Appends `summary` as pi's `branch_summary` entry under `parent` (the navigation's new
+/// leaf; `None`: a new root), `fromId` = `from_id`, with `details`; then, with `label`, a
+/// label entry for it. One locked append (pi's rules: the parent must still be there; an
+/// unmigrated v1/v2 file is refused, since pi rewrites those first).
+pub fn append(
+    path: &std::path::Path,
+    force: bool,
+    parent: Option<&str>,
+    from_id: &str,
+    summary: &Summary,
+    details: Value,
+    label: Option<&str>,
+) -> anyhow::Result<Appended> {
+    use crate::session::{write, Source};
+    let mut written = None;
+    let at = write::append_locked(path, force, |bytes| {
+        let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
+        let now = Session::load(&source)?;
+        if now.migrate_v1 || now.migrate_v2 {
+            anyhow::bail!(
+                "{}: a version-{} session; pi rewrites such a file in the current format when it opens it, and pisces does not append to it unmigrated",
+                path.display(),
+                now.version
+            );
+        }
+        if let Some(p) = parent {
+            if now.get(p).is_none() {
+                anyhow::bail!("Entry {p} not found");
+            }
+        }
+        let id = write::new_entry_id(|id| now.get(id).is_some());
+        let e = super::entry::branch_summary(
+            &id,
+            parent,
+            &write::now_iso(),
+            from_id,
+            &summary.summary,
+            details,
+            summary.usage.as_ref(),
+        );
+        let mut lines = vec![super::entry::line(&e)];
+        let mut label_id = None;
+        if let Some(l) = label {
+            let lid = write::new_entry_id(|x| x == id || now.get(x).is_some());
+            lines.push(write::label_entry(&lid, Some(&id), &write::now_iso(), &id, Some(l.trim())));
+            label_id = Some(lid);
+        }
+        written = Some((id, e, label_id));
+        Ok(lines)
+    })
+    .map_err(|e| e.context(format!("could not append the summary to {}", path.display())))?;
+    let (id, entry, label_id) = written.expect("set before writing");
+    Ok(Appended { id, line: at.first_line, entry, label_id })
+}
