@@ -15,7 +15,7 @@ use anyhow::{bail, Context};
 use serde_json::{Map, Value};
 
 use super::run::{self, SessionWriter, Turn};
-use super::{Tool, ToolContext};
+use super::{navigate, Tool, ToolContext};
 use crate::llm::{self, CompactionSettings, ModelSpec, Provider, ProviderOptions, RetrySettings};
 use crate::render::transcript::{self, TranscriptHead};
 use crate::render::tree::{self as draw, TextOptions};
@@ -52,8 +52,9 @@ pub struct Repl {
 }
 
 const HELP: &str = "\
-commands: /tree  /path  /branch REV  /fork  /compact  /label REV NAME  /model PROVIDER/ID
-          /name NAME  /quit   (anything else is a prompt; Ctrl-C aborts a turn, twice exits)";
+commands: /tree  /path  /branch REV [summarize]  /fork  /compact  /label REV NAME
+          /model PROVIDER/ID  /name NAME  /quit
+          (anything else is a prompt; Ctrl-C aborts a turn, twice exits)";
 
 impl Repl {
     /// Reads lines from standard input until `/quit` or end of input. The exit status is 0.
@@ -132,10 +133,16 @@ impl Repl {
             "tree" => self.tree()?,
             "path" => self.path()?,
             "branch" => {
-                if rest.is_empty() {
-                    bail!("/branch REV: which entry?");
+                let (r, flag) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let summarize = match flag.trim() {
+                    "" => false,
+                    "summarize" | "--summarize" => true,
+                    other => bail!("/branch REV [summarize]: unexpected {other:?}"),
+                };
+                if r.is_empty() {
+                    bail!("/branch REV [summarize]: which entry?");
                 }
-                self.branch(rest)?
+                self.branch(r, summarize)?
             }
             "label" => {
                 let (r, l) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
@@ -296,8 +303,10 @@ impl Repl {
         Ok(())
     }
 
-    /// pi's navigateTree: a user (or custom) message → its parent, and its text is shown.
-    fn branch(&mut self, r: &str) -> anyhow::Result<()> {
+    /// pi's navigateTree: a user (or custom) message → its parent, and its text is shown;
+    /// with `summarize`, the branch left behind is summarized first and the summary,
+    /// appended there, is the new leaf (pi's "Summarize").
+    fn branch(&mut self, r: &str, summarize: bool) -> anyhow::Result<()> {
         let (source, path) = self.load()?;
         let session = Session::load(&source)?;
         let target = self.resolve(&session, r)?;
@@ -316,6 +325,26 @@ impl Repl {
             println!("continuing after {}", session.display_id(target));
             Some(target)
         };
+        if !summarize {
+            return self.move_to(&session, &path, leaf);
+        }
+        let from = self.writer.leaf().map(str::to_string).unwrap_or_else(|| "@".into());
+        let to = session.id(target).map(str::to_string).unwrap_or_else(|| r.to_string());
+        let info = llm::describe_model(&self.provider_opts)?;
+        let window = self.provider.context_window().or(info.context_window).unwrap_or(128_000);
+        let budget = window as i64 - self.provider_opts.config.branch_summary().reserve_tokens as i64;
+        let level = (self.thinking != "off").then_some(self.thinking.as_str());
+        println!("{}", self.ui.paint(Paint::Dim, "summarizing the branch left behind…"));
+        let summarizer = self.summarizer.as_ref();
+        let Some(done) = navigate::summarize_left_branch(&path, &from, &to, summarizer, level, budget)? else {
+            println!("nothing to summarize: it is on this branch");
+            return self.move_to(&session, &path, leaf);
+        };
+        println!("{}", self.ui.paint(Paint::Summary, &sanitize(&done.summary)));
+        drop(session);
+        let source = Source::open(&path)?;
+        let session = Session::load(&source)?;
+        let leaf = session.get(&done.id);
         self.move_to(&session, &path, leaf)
     }
 

@@ -20,6 +20,7 @@ Examples:
   pisces agent --model anthropic/claude-sonnet-4-5 -p 'list the files here'
   pisces agent --session s.jsonl -p 'now run the tests'        # continue from the last entry
   pisces agent --session s.jsonl --from fix-1 -p 'try again'   # a new branch (pi's /tree)
+  pisces agent --session s.jsonl --from fix-1 --summarize -p 'try again'  # ...summarizing the old one
   pisces agent --model openai/gpt-4.1 --mode json -p 'hi' | jq -c .type
   echo 'summarize README.md' | pisces agent --model ollama/qwen3:8b --tools read
 
@@ -53,6 +54,12 @@ pub struct Args {
     /// Continue from this entry instead of the last one (pi's /tree navigation).
     #[arg(long, requires = "session", value_name = "REV")]
     pub from: Option<String>,
+
+    /// With --from: first summarize the branch being left (from the session's last entry back
+    /// to where it meets REV) with the model, and append pi's branch_summary where the run
+    /// continues, as pi's /tree "Summarize" does.
+    #[arg(long, requires = "from")]
+    pub summarize: bool,
 
     /// The model, as pi names it (`anthropic/claude-sonnet-4-5`) [default: the session's].
     #[arg(long, value_name = "PROVIDER/ID")]
@@ -274,6 +281,41 @@ fn thinking_level(args: &Args, target: &Target, config: &PiConfig, spec: &ModelS
     info.clamp_thinking_level(&level).to_string()
 }
 
+/// `--summarize`: the branch from the session's last entry (pi's leaf) to `--from` is
+/// summarized and the summary appended under the navigation's new leaf; the run then
+/// continues after the summary.
+fn summarize_left_branch(
+    args: &Args,
+    target: &mut Target,
+    provider: &dyn llm::Provider,
+    config: &PiConfig,
+    info: &ModelInfo,
+    thinking: &str,
+) -> anyhow::Result<()> {
+    let path = target.writer.path().to_path_buf();
+    let to = args.from.as_deref().unwrap_or("@");
+    let window = provider.context_window().or(info.context_window).unwrap_or(128_000);
+    let budget = window as i64 - config.branch_summary().reserve_tokens as i64;
+    let level = (thinking != "off").then_some(thinking);
+    let Some(done) = crate::agent::navigate::summarize_left_branch(&path, "@", to, provider, level, budget)? else {
+        if args.mode == Mode::Text {
+            eprintln!("nothing to summarize: {to} is on the path to the session's last entry");
+        }
+        return Ok(());
+    };
+    if args.mode == Mode::Text {
+        eprintln!("summarized the branch left behind ({} entries) as {}", done.entries, done.id);
+    }
+    let source = Source::open(&path)?;
+    let session = Session::load(&source)?;
+    let leaf = session.get(&done.id);
+    let projection =
+        context::project(&session, leaf).map_err(|_| anyhow::anyhow!("{}: unreadable lines", path.display()))?;
+    target.context = projection.messages;
+    target.writer = SessionWriter::existing(path, Some(done.id));
+    Ok(())
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let interactive =
         args.interactive || (args.prompt.is_none() && args.mode == Mode::Text && std::io::stdin().is_terminal());
@@ -350,6 +392,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let api = info.api.as_str().to_string();
     let run::Providers { calls: provider, summarizer } = run::open_providers(&opts)?;
     let thinking = thinking_level(&args, &target, &config, &spec, &info);
+
+    if args.summarize {
+        summarize_left_branch(&args, &mut target, summarizer.as_ref(), &config, &info, &thinking)?;
+    }
 
     let names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
     let tools = builtin_tools(&names);

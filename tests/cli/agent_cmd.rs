@@ -32,6 +32,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("agent::thinking_level_as_pi_picks_it", thinking_level_as_pi_picks_it),
         Trial::test("agent::json_mode_streams_as_pi", json_mode_streams_as_pi),
         Trial::test("agent::compaction_summary_is_retried", compaction_summary_is_retried),
+        Trial::test("agent::interactive_branch_with_summary", interactive_branch_with_summary),
     ]
 }
 
@@ -986,4 +987,49 @@ fn compaction_summary_is_retried() -> TestResult {
     let compaction = entries.iter().find(|e| e["type"] == "compaction").ok_or("no compaction entry")?;
     check(compaction["summary"].as_str().is_some_and(|s| s.contains("RETRIED-SUMMARY")), || compaction.to_string())?;
     check(server.requests().len() == 4, || format!("{} requests", server.requests().len()))
+}
+
+/// The REPL's `/branch REV summarize`: the branch left behind is summarized with the model
+/// (pi's /tree "Summarize"), the summary appended under REV, and the next prompt follows it.
+fn interactive_branch_with_summary() -> TestResult {
+    use std::io::Write as _;
+    let project = tempfile::tempdir()?;
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text(MODEL, "Answer one.")),
+        Reply::Sse(anthropic_text(MODEL, "Answer two.")),
+        Reply::Sse(anthropic_text(MODEL, "BRANCH-SUMMARY")),
+        Reply::Sse(anthropic_text(MODEL, "Answer three.")),
+    ]);
+    let file = project.path().join("s.jsonl");
+    let mut child = pisces()
+        .current_dir(project.path())
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
+        .env("PISCES_TEST_KEY", "test-key")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let script = "first prompt\n/label @ mark\nsecond prompt\n/branch mark summarize\nthird prompt\n/quit\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes())?;
+    let out = wait_output(child, 30)?;
+    ok(&out)?;
+    let says = || format!("stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+    let entries = lines(&file);
+    let find = |pred: &dyn Fn(&Value) -> bool| entries.iter().find(|e| pred(e)).cloned().unwrap_or_default();
+    let one = find(&|e| e["message"]["content"][0]["text"] == "Answer one.");
+    let two = find(&|e| e["message"]["content"][0]["text"] == "Answer two.");
+    let summary = find(&|e| e["type"] == "branch_summary");
+    check(summary["parentId"] == one["id"] && summary["fromId"] == two["id"], || format!("{summary}\n{}", says()))?;
+    check(summary["summary"].as_str().is_some_and(|s| s.contains("BRANCH-SUMMARY")), || summary.to_string())?;
+    let third = find(&|e| e["message"]["content"][0]["text"] == "third prompt");
+    check(third["parentId"] == summary["id"], || format!("{third}\n{}", says()))?;
+    let requests = server.requests();
+    check(requests.len() == 4, || format!("{} requests", requests.len()))?;
+    let asked = requests[2].json().to_string();
+    check(asked.contains("second prompt") && !asked.contains("first prompt"), || asked.clone())?;
+    let last = requests[3].json().to_string();
+    check(last.contains("BRANCH-SUMMARY") && !last.contains("second prompt"), || last.clone())?;
+    let c = run(&["check", file.to_str().unwrap()]);
+    check(c.status.success(), || format!("{}{}", stdout(&c), stderr(&c)))
 }

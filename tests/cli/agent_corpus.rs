@@ -33,7 +33,7 @@ pub fn trials() -> Vec<Trial> {
 
 /// A copy of a corpus session whose header `cwd` is `dir` (pi, and pisces, refuse to run
 /// in a working directory that does not exist); every other line is copied unchanged.
-fn copy_into(session: &Path, dir: &Path) -> PathBuf {
+pub fn copy_into(session: &Path, dir: &Path) -> PathBuf {
     let text = fs::read_to_string(session).unwrap();
     let (header, rest) = text.split_once('\n').unwrap();
     let mut h: Value = serde_json::from_str(header).unwrap();

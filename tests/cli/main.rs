@@ -6,6 +6,7 @@
 mod agent_cmd;
 mod agent_corpus;
 mod agent_payload;
+mod agent_summarize;
 mod broken;
 mod check_cmd;
 mod common;
@@ -33,6 +34,7 @@ fn main() {
     trials.extend(agent_corpus::parallel_trials());
     trials.extend(agent_corpus::tool_outcome_trials());
     trials.extend(agent_payload::trials());
+    trials.extend(agent_summarize::trials());
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());

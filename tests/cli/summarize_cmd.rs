@@ -318,7 +318,7 @@ fn copy_of(session: &Path) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// `entry` without the fields that differ from run to run (id, time).
-fn masked(entry: &Value) -> Value {
+pub fn masked(entry: &Value) -> Value {
     let mut e = entry.clone();
     if let Value::Object(m) = &mut e {
         m.insert("id".into(), "<id>".into());
@@ -330,12 +330,12 @@ fn masked(entry: &Value) -> Value {
     e
 }
 
-fn keys(v: &Value) -> Vec<String> {
+pub fn keys(v: &Value) -> Vec<String> {
     v.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
 }
 
 /// Context messages without the times taken from the new entries.
-fn masked_messages(messages: &Value) -> Value {
+pub fn masked_messages(messages: &Value) -> Value {
     let mut msgs = messages.as_array().cloned().unwrap_or_default();
     let first_is_summary = msgs.get(1).is_some_and(|m| m["role"] == "compactionSummary");
     for (i, m) in msgs.iter_mut().enumerate() {

@@ -1,0 +1,67 @@
+//! pi's `/tree` navigation with "Summarize" (pi-reference §3.3): leaving the current leaf
+//! for another entry, the branch left behind is summarized with the model and the summary
+//! is appended where the navigation lands, so the next prompt continues after it.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::llm::Provider;
+use crate::session::context::Damaged;
+use crate::session::{rev, Session, Source};
+use crate::summarize::branch::{self, NewLeaf};
+
+/// A branch summary the navigation appended.
+pub struct Summarized {
+    /// The `branch_summary` entry's id: the new leaf.
+    pub id: String,
+    /// How many entries it summarizes.
+    pub entries: usize,
+    pub summary: String,
+}
+
+/// Summarizes the branch from `from` (the leaf being left, a REV) back to where it meets
+/// `to` (the navigation's target REV) with `provider`, as pi's `navigateTree(to,
+/// {summarize: true})` does, and appends the `branch_summary` under the new leaf (`to`, or
+/// its parent when `to` is a user or custom message). `budget`: the tokens the summarized
+/// messages may take (context window − `branchSummary.reserveTokens`). `Ok(None)`: nothing is
+/// left behind (`to` is on the path to `from`), so pi writes nothing.
+pub fn summarize_left_branch(
+    path: &Path,
+    from: &str,
+    to: &str,
+    provider: &dyn Provider,
+    thinking: Option<&str>,
+    budget: i64,
+) -> anyhow::Result<Option<Summarized>> {
+    let source = Source::open(path)?;
+    let session = Session::load(&source)?;
+    let from = rev::resolve(&session, from)?;
+    let target = rev::resolve(&session, to)?;
+    let collected = branch::collect(&session, from, target);
+    if collected.same_entry() || collected.entries.is_empty() {
+        return Ok(None);
+    }
+    let unreadable = |Damaged(lines): Damaged| anyhow::anyhow!("{}: lines {lines:?} are unreadable", path.display());
+    let prepared = branch::prepare(&session, &collected.entries, budget).map_err(unreadable)?;
+    let summary = match branch::prompt(&prepared, None, false) {
+        None => branch::empty_summary(),
+        Some(prompt) => {
+            let reply = crate::summarize::complete(provider, &prompt, thinking, &mut |_| {})
+                .map_err(|e| anyhow::anyhow!("the branch summary failed: {e}"))?;
+            branch::summary_from_reply(&prepared, &reply)
+                .map_err(|e| anyhow::anyhow!("the branch summary failed: {e}"))?
+        }
+    };
+    let id = |i: u32| session.id(i).map(str::to_string).ok_or_else(|| anyhow::anyhow!("that entry has no id"));
+    let parent = match &collected.new_leaf {
+        NewLeaf::Entry(i) => Some(id(*i)?),
+        NewLeaf::Root => None,
+        NewLeaf::Missing(missing) => anyhow::bail!("Entry {missing} not found (the parent of {to})"),
+    };
+    let details = json!({"readFiles": summary.read_files, "modifiedFiles": summary.modified_files});
+    let from_id = id(from)?;
+    drop(session);
+    let done = branch::append(path, false, parent.as_deref(), &from_id, &summary, details, None)?;
+    Ok(Some(Summarized { id: done.id, entries: collected.entries.len(), summary: summary.summary }))
+}
