@@ -6,10 +6,17 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::llm::Provider;
+use crate::llm::{ModelInfo, PiConfig, Provider};
 use crate::session::context::Damaged;
 use crate::session::{rev, Session, Source};
 use crate::summarize::branch::{self, NewLeaf};
+
+/// The tokens a branch summary's messages may take: the model's context window (the
+/// provider's, else the catalog's, else pi's 128000) − `branchSummary.reserveTokens`.
+pub fn token_budget(provider: &dyn Provider, info: &ModelInfo, config: &PiConfig) -> i64 {
+    let window = provider.context_window().or(info.context_window).unwrap_or(128_000);
+    window as i64 - config.branch_summary().reserve_tokens as i64
+}
 
 /// A branch summary the navigation appended.
 pub struct Summarized {

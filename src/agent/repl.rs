@@ -331,8 +331,7 @@ impl Repl {
         let from = self.writer.leaf().map(str::to_string).unwrap_or_else(|| "@".into());
         let to = session.id(target).map(str::to_string).unwrap_or_else(|| r.to_string());
         let info = llm::describe_model(&self.provider_opts)?;
-        let window = self.provider.context_window().or(info.context_window).unwrap_or(128_000);
-        let budget = window as i64 - self.provider_opts.config.branch_summary().reserve_tokens as i64;
+        let budget = navigate::token_budget(self.provider.as_ref(), &info, &self.provider_opts.config);
         let level = (self.thinking != "off").then_some(self.thinking.as_str());
         println!("{}", self.ui.paint(Paint::Dim, "summarizing the branch left behind…"));
         let summarizer = self.summarizer.as_ref();

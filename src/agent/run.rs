@@ -628,8 +628,9 @@ pub(crate) fn compact_now(
     }
     writer.append_at("compaction", payload, &ts)?;
     *context = reproject(writer)?;
+    let tokens_before = crate::session::js::number(prep.tokens_before);
     emit(json!({"type": "compaction_end", "reason": reason, "aborted": false, "willRetry": will_retry,
-                "result": {"summary": c.summary, "firstKeptEntryId": first_kept, "tokensBefore": crate::session::js::number(prep.tokens_before),
+                "result": {"summary": c.summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before,
                            "usage": c.usage, "details": prep.details()}}));
     Ok(true)
 }

@@ -294,8 +294,7 @@ fn summarize_left_branch(
 ) -> anyhow::Result<()> {
     let path = target.writer.path().to_path_buf();
     let to = args.from.as_deref().unwrap_or("@");
-    let window = provider.context_window().or(info.context_window).unwrap_or(128_000);
-    let budget = window as i64 - config.branch_summary().reserve_tokens as i64;
+    let budget = crate::agent::navigate::token_budget(provider, info, config);
     let level = (thinking != "off").then_some(thinking);
     let Some(done) = crate::agent::navigate::summarize_left_branch(&path, "@", to, provider, level, budget)? else {
         if args.mode == Mode::Text {
