@@ -18,6 +18,7 @@ pub mod common;
 pub mod edit;
 pub mod find;
 pub mod grep;
+pub mod image;
 pub mod ls;
 pub mod read;
 pub mod schema;

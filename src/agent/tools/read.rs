@@ -1,15 +1,16 @@
 //! read (read.js): text with offset/limit and head truncation, images by content sniffing.
 //!
-//! Images are sent as they are (base64, the sniffed mime type): pi resizes large images
-//! with its image-process module by default; pisces carries no image codec, so it does not.
+//! Images go through pi's image processing (`super::image`): converted to PNG when the
+//! format is not one the providers take, resized when too large.
 
 use std::io::Read;
 
 use serde_json::{json, Value};
 
 use super::common::{
-    base64_encode, format_size, node_fs_error, resolve_read_path, truncate_head, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
+    format_size, node_fs_error, resolve_read_path, truncate_head, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
 };
+use super::image::Processed;
 use super::{arg_f64, arg_str, declaration, text_block, Tool, ToolContext, ToolOutput};
 
 pub struct ReadTool;
@@ -53,14 +54,18 @@ impl Tool for ReadTool {
             return ToolOutput::error("Operation aborted");
         }
         if let Some(mime) = detect_image_mime(&bytes[..bytes.len().min(4100)]) {
-            return ToolOutput {
-                content: vec![
-                    text_block(format!("Read image file [{mime}]")),
-                    json!({"type":"image","data": base64_encode(&bytes),"mimeType": mime}),
-                ],
-                is_error: false,
-                details: None,
+            let content = match super::image::process(&bytes, mime) {
+                Processed::Image { data, mime, hints } => {
+                    let mut note = format!("Read image file [{mime}]");
+                    for h in hints {
+                        note.push('\n');
+                        note.push_str(&h);
+                    }
+                    vec![text_block(note), json!({"type":"image","data": data,"mimeType": mime})]
+                }
+                Processed::Omitted(why) => vec![text_block(format!("Read image file [{mime}]\n{why}"))],
             };
+            return ToolOutput { content, is_error: false, details: None };
         }
         read_text(&String::from_utf8_lossy(&bytes), path, offset, limit)
     }
@@ -227,14 +232,25 @@ mod tests {
 
     #[test]
     fn images_by_content() {
+        use crate::agent::tools::common::base64_encode;
         let dir = tempfile::tempdir().unwrap();
-        let mut png = vec![0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13];
-        png.extend_from_slice(b"IHDR");
-        png.extend_from_slice(&[0; 17]);
+        let mut png = Vec::new();
+        let img = image::DynamicImage::ImageRgb8(image::RgbImage::new(4, 3));
+        img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
         std::fs::write(dir.path().join("pic.dat"), &png).unwrap();
         let out = run(dir.path(), json!({"path":"pic.dat"}));
         assert_eq!(out.first_text(), "Read image file [image/png]");
         assert_eq!(out.content[1]["mimeType"], "image/png");
         assert_eq!(out.content[1]["data"], base64_encode(&png));
+        // A PNG signature on bytes that do not decode: pi's note, no image.
+        let mut broken = png[..16].to_vec();
+        broken.extend_from_slice(&[0; 17]);
+        std::fs::write(dir.path().join("broken.png"), &broken).unwrap();
+        let out = run(dir.path(), json!({"path":"broken.png"}));
+        assert_eq!(
+            out.first_text(),
+            "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
+        );
+        assert_eq!(out.content.len(), 1);
     }
 }
