@@ -37,6 +37,8 @@ pub struct Repl {
     pub provider_opts: ProviderOptions,
     pub provider: Arc<dyn Provider>,
     pub summarizer: Arc<dyn Provider>,
+    /// The session's id (its header's), for bash's `PI_SESSION_ID`.
+    pub session_id: String,
     pub api: String,
     pub tools: Vec<Box<dyn Tool>>,
     pub tool_ctx: ToolContext,
@@ -196,6 +198,7 @@ impl Repl {
         }
         starting.push(run::user_message(text));
         self.tool_ctx.abort.store(false, Ordering::SeqCst);
+        self.tool_ctx.session_env = run::session_env(&self.session_id, self.writer.path(), &self.spec, &self.thinking);
         let mut printer = Printer { ui: self.ui.clone(), hide_thinking: self.hide_thinking, open: None };
         interrupt::RUNNING.store(true, Ordering::SeqCst);
         let turn = Turn {
@@ -442,6 +445,7 @@ impl Repl {
         let forked = Session::load(&source)?;
         let leaf = forked.default_leaf();
         self.move_to(&forked, &new_path, leaf)?;
+        self.session_id = id;
         println!("forked to {}", new_path.display());
         Ok(())
     }

@@ -225,6 +225,24 @@ pub fn system_patch(context: &[Value], sections: &Map<String, Value>, tools: &[V
     Some(Value::Object(m))
 }
 
+/// The session as bash's commands see it (pi's `resolveSpawnContext`): its id, its file
+/// (absolute), the model and the thinking level.
+pub fn session_env(
+    session_id: &str,
+    file: &Path,
+    model: &crate::llm::ModelSpec,
+    thinking: &str,
+) -> Vec<(&'static str, String)> {
+    let file = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    vec![
+        ("PI_SESSION_ID", session_id.to_string()),
+        ("PI_SESSION_FILE", file.to_string_lossy().into_owned()),
+        ("PI_PROVIDER", model.provider.clone()),
+        ("PI_MODEL", model.id.clone()),
+        ("PI_REASONING_LEVEL", thinking.to_string()),
+    ]
+}
+
 // ---------------------------------------------------------------------------------------
 // Writing entries
 

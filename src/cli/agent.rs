@@ -414,6 +414,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
 
     let mut tool_ctx = ToolContext::new(&target.cwd);
     tool_ctx.bash_timeout = args.bash_timeout.filter(|s| *s > 0.0).map(Duration::from_secs_f64);
+    let session_id = target.header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+    tool_ctx.session_env = run::session_env(&session_id, target.writer.path(), &spec, &thinking);
 
     let mut out = std::io::stdout().lock();
     if args.mode == Mode::Json {
@@ -445,6 +447,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             provider_opts: opts,
             provider,
             summarizer,
+            session_id,
             api,
             tools,
             tool_ctx,

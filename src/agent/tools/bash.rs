@@ -97,6 +97,10 @@ impl Tool for BashTool {
         }
         let mut cmd = Command::new(shell());
         cmd.arg("-c").arg(command).current_dir(&ctx.cwd);
+        for name in super::SESSION_ENV_VARS {
+            cmd.env_remove(name);
+        }
+        cmd.envs(ctx.session_env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = match cmd.spawn() {

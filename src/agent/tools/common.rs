@@ -7,6 +7,9 @@ use std::path::{Component, Path, PathBuf};
 pub const DEFAULT_MAX_LINES: usize = 2000;
 /// `DEFAULT_MAX_BYTES` in truncate.js (50KB).
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// `Number.MAX_SAFE_INTEGER`: the line limit grep, find and ls give `truncateHead` (no
+/// line limit, only bytes), as their `details.truncation.maxLines` shows.
+pub const NO_LINE_LIMIT: usize = 9_007_199_254_740_991;
 /// `GREP_MAX_LINE_LENGTH` in truncate.js (UTF-16 code units).
 pub const GREP_MAX_LINE_LENGTH: usize = 500;
 
@@ -251,28 +254,47 @@ pub fn normalize_lexically(p: &Path) -> PathBuf {
     out
 }
 
-/// `resolveReadPath`: the resolved path, or a macOS variant of it that exists (the narrow
-/// no-break space before AM/PM, curly apostrophes). The NFD variant needs a Unicode
-/// normalisation table pisces does not carry, so it is not tried.
+/// `resolveReadPath`: the resolved path, or the first macOS variant of it that exists: the
+/// narrow no-break space before AM/PM (`/ (AM|PM)\./gi`), the NFD form, curly apostrophes,
+/// NFD with curly apostrophes.
 pub fn resolve_read_path(input: &str, cwd: &Path) -> PathBuf {
+    use unicode_normalization::UnicodeNormalization;
     let resolved = resolve_to_cwd(input, cwd);
     if resolved.exists() {
         return resolved;
     }
     let s = resolved.to_string_lossy().to_string();
-    let am_pm = s
-        .replace(" AM.", "\u{202F}AM.")
-        .replace(" PM.", "\u{202F}PM.")
-        .replace(" am.", "\u{202F}am.")
-        .replace(" pm.", "\u{202F}pm.");
-    if am_pm != s && Path::new(&am_pm).exists() {
-        return PathBuf::from(am_pm);
+    let nfd: String = s.nfd().collect();
+    let curly = |t: &str| t.replace('\'', "\u{2019}");
+    let variants = [am_pm_variant(&s), nfd.clone(), curly(&s), curly(&nfd)];
+    variants.into_iter().find(|v| *v != s && Path::new(v).exists()).map_or(resolved, PathBuf::from)
+}
+
+/// `filePath.replace(/ (AM|PM)\./gi, "\u202F$1.")`: the match keeps its own case.
+fn am_pm_variant(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(' ') {
+        let after = &rest[i + 1..];
+        let hit = after.get(..3).filter(|m| {
+            let b = m.as_bytes();
+            matches!(b[0], b'A' | b'a' | b'P' | b'p') && matches!(b[1], b'M' | b'm') && b[2] == b'.'
+        });
+        out.push_str(&rest[..i]);
+        match hit {
+            Some(m) => {
+                out.push('\u{202F}');
+                out.push_str(m);
+                rest = &after[3..];
+            }
+            None => {
+                out.push(' ');
+                rest = after;
+            }
+        }
     }
-    let curly = s.replace('\'', "\u{2019}");
-    if curly != s && Path::new(&curly).exists() {
-        return PathBuf::from(curly);
-    }
-    resolved
+    out.push_str(rest);
+    out
 }
 
 /// Node's fs error code for an io error (`ENOENT`, `EACCES`, …).
@@ -304,6 +326,10 @@ pub fn node_fs_error(e: &std::io::Error, syscall: &str, path: &Path) -> String {
         "EPERM" => "operation not permitted",
         _ => return format!("{e}"),
     };
+    // Node names the path for calls that take one; `read` works on an open descriptor.
+    if syscall == "read" {
+        return format!("{code}: {desc}, {syscall}");
+    }
     format!("{code}: {desc}, {syscall} '{}'", path.display())
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::common::{error_code, resolve_to_cwd};
+use super::common::{error_code, node_fs_error, resolve_to_cwd};
 use super::{arg_str, declaration, Tool, ToolContext, ToolOutput};
 
 pub struct EditTool;
@@ -85,18 +85,21 @@ impl Tool for EditTool {
             return ToolOutput::error("Operation aborted");
         }
         let abs = resolve_to_cwd(path, &ctx.cwd);
-        let bytes = match std::fs::read(&abs).and_then(|b| {
-            // access(R_OK | W_OK): a read-only file cannot be edited.
-            if std::fs::metadata(&abs)?.permissions().readonly() {
+        // access(R_OK | W_OK) first: a missing or read-only file cannot be edited. A
+        // directory passes it, and reading it then fails with Node's own message.
+        let access = std::fs::metadata(&abs).and_then(|m| {
+            if m.permissions().readonly() {
                 Err(std::io::Error::from_raw_os_error(13))
             } else {
-                Ok(b)
+                Ok(())
             }
-        }) {
+        });
+        if let Err(e) = access {
+            return ToolOutput::error(format!("Could not edit file: {path}. Error code: {}.", error_code(&e)));
+        }
+        let bytes = match std::fs::read(&abs) {
             Ok(b) => b,
-            Err(e) => {
-                return ToolOutput::error(format!("Could not edit file: {path}. Error code: {}.", error_code(&e)))
-            }
+            Err(e) => return ToolOutput::error(node_fs_error(&e, "read", &abs)),
         };
         let raw = String::from_utf8_lossy(&bytes).into_owned();
         let (bom, content) = match raw.strip_prefix('\u{FEFF}') {
@@ -129,10 +132,13 @@ pub fn normalize_to_lf(s: &str) -> String {
     s.replace("\r\n", "\n").replace('\r', "\n")
 }
 
-/// `normalizeForFuzzyMatch` without NFKC (no Unicode tables in pisces): trailing whitespace
-/// per line, smart quotes, Unicode dashes and spaces.
+/// `normalizeForFuzzyMatch`: NFKC, trailing whitespace per line, smart quotes, Unicode
+/// dashes and spaces.
 pub fn normalize_for_fuzzy(s: &str) -> String {
-    s.split('\n')
+    use unicode_normalization::UnicodeNormalization;
+    s.nfkc()
+        .collect::<String>()
+        .split('\n')
         .map(str::trim_end)
         .collect::<Vec<_>>()
         .join("\n")
@@ -409,7 +415,7 @@ fn edit_details(path: &str, old: &str, new: &str) -> Value {
             }
         }
     }
-    let patch = td.unified_diff().context_radius(4).header(path, path).to_string();
+    let patch = jsdiff_hunk_headers(&td.unified_diff().context_radius(4).header(path, path).to_string());
     let mut d = serde_json::Map::new();
     d.insert("diff".into(), json!(out.join("\n")));
     d.insert("patch".into(), json!(patch));
@@ -419,10 +425,35 @@ fn edit_details(path: &str, old: &str, new: &str) -> Value {
     Value::Object(d)
 }
 
+/// The `diff` package writes every hunk range with its count (`@@ -1,1 +1,1 @@`), where a
+/// unified diff may leave out a count of 1 (`@@ -1 +1 @@`, as `similar` does).
+fn jsdiff_hunk_headers(patch: &str) -> String {
+    let range = |r: &str| if r.contains(',') { r.to_string() } else { format!("{r},1") };
+    let mut out = String::with_capacity(patch.len() + 16);
+    for line in patch.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let header = body.strip_prefix("@@ -").and_then(|r| r.strip_suffix(" @@")).and_then(|r| r.split_once(" +"));
+        match header {
+            Some((old, new)) => {
+                out.push_str(&format!("@@ -{} +{} @@", range(old), range(new)));
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn hunk_headers_carry_their_counts() {
+        let p = "--- a\n+++ a\n@@ -1 +1 @@\n-x\n+y\n@@ -5,0 +6 @@\n+z\n";
+        assert_eq!(jsdiff_hunk_headers(p), "--- a\n+++ a\n@@ -1,1 +1,1 @@\n-x\n+y\n@@ -5,0 +6,1 @@\n+z\n");
+    }
 
     fn edit(dir: &Path, args: Value) -> ToolOutput {
         let tools: Vec<Box<dyn Tool>> = vec![Box::new(EditTool)];

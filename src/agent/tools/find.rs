@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::common::{format_size, resolve_to_cwd, truncate_head, DEFAULT_MAX_BYTES};
+use super::common::{format_size, resolve_to_cwd, truncate_head, DEFAULT_MAX_BYTES, NO_LINE_LIMIT};
 use super::ls::effective_limit;
 use super::{arg_f64, arg_str, declaration, Tool, ToolContext, ToolOutput};
 
@@ -34,8 +34,13 @@ impl Tool for FindTool {
         }
         let search = resolve_to_cwd(arg_str(args, "path").filter(|p| !p.is_empty()).unwrap_or("."), &ctx.cwd);
         let limit = effective_limit(arg_f64(args, "limit"), 1000.0);
-        if !search.exists() {
-            return ToolOutput::error(format!("Path not found: {}", search.display()));
+        if !search.is_dir() {
+            // What pi shows: fd's own complaint (pi runs fd; pi-reference's `Path not found`
+            // is only its fallback without fd).
+            return ToolOutput::error(format!(
+                "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
+                search.display()
+            ));
         }
         let mut pattern = arg_str(args, "pattern").unwrap_or("");
         while let Some(r) = pattern.strip_prefix("./") {
@@ -81,7 +86,7 @@ impl Tool for FindTool {
         if results.is_empty() {
             return ToolOutput::text("No files found matching pattern");
         }
-        let mut t = truncate_head(&results.join("\n"), usize::MAX, DEFAULT_MAX_BYTES);
+        let mut t = truncate_head(&results.join("\n"), NO_LINE_LIMIT, DEFAULT_MAX_BYTES);
         t.total_lines = results.len();
         t.total_bytes = out_bytes - 1;
         let mut output = t.content.clone();
@@ -129,7 +134,10 @@ mod tests {
         );
         assert_eq!(
             run(json!({"pattern":"*","path":"nope"})).first_text(),
-            format!("Path not found: {}", p.join("nope").display())
+            format!(
+                "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
+                p.join("nope").display()
+            )
         );
     }
 }

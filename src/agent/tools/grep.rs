@@ -10,7 +10,7 @@ use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkContext, SinkMat
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    format_size, resolve_to_cwd, truncate_head, truncate_line, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
+    format_size, resolve_to_cwd, truncate_head, truncate_line, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT,
 };
 use super::ls::effective_limit;
 use super::{arg_f64, arg_str, declaration, Tool, ToolContext, ToolOutput};
@@ -86,7 +86,7 @@ impl Tool for GrepTool {
             .build(pattern)
         {
             Ok(m) => m,
-            Err(e) => return ToolOutput::error(format!("regex parse error:\n{e}")),
+            Err(e) => return ToolOutput::error(format!("rg: {e}")),
         };
         let files = match walk(&search, is_dir, arg_str(args, "glob")) {
             Ok(f) => f,
@@ -153,7 +153,7 @@ impl Tool for GrepTool {
             return ToolOutput::text("No matches found");
         }
         let raw = lines.join("\n");
-        let mut t = truncate_head(&raw, usize::MAX, DEFAULT_MAX_BYTES);
+        let mut t = truncate_head(&raw, NO_LINE_LIMIT, DEFAULT_MAX_BYTES);
         t.total_lines = lines.len();
         t.total_bytes = out_bytes.saturating_sub(1);
         let mut output = t.content.clone();
@@ -197,8 +197,8 @@ pub(crate) fn walk(root: &Path, is_dir: bool, glob: Option<&str>) -> Result<Vec<
             rest = r;
         }
         let mut ob = ignore::overrides::OverrideBuilder::new(root);
-        ob.add(&format!("{neg}{rest}")).map_err(|e| e.to_string())?;
-        builder.overrides(ob.build().map_err(|e| e.to_string())?);
+        ob.add(&format!("{neg}{rest}")).map_err(|e| format!("rg: {e}"))?;
+        builder.overrides(ob.build().map_err(|e| format!("rg: {e}"))?);
     }
     Ok(builder
         .build()

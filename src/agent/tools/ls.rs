@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::common::{format_size, resolve_to_cwd, truncate_head, DEFAULT_MAX_BYTES};
+use super::common::{format_size, resolve_to_cwd, truncate_head, DEFAULT_MAX_BYTES, NO_LINE_LIMIT};
 use super::{arg_f64, arg_str, declaration, Tool, ToolContext, ToolOutput};
 
 pub struct LsTool;
@@ -49,8 +49,10 @@ impl Tool for LsTool {
         };
         let mut names: Vec<String> =
             entries.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        // a.toLowerCase().localeCompare(b.toLowerCase()): approximated by lowercase order.
-        names.sort_by_key(|n| n.to_lowercase());
+        // Node lists a directory in byte order (libuv's scandir), then pi sorts (stably) by
+        // `a.toLowerCase().localeCompare(b.toLowerCase())`.
+        names.sort();
+        names.sort_by_cached_key(|n| collation_key(&n.to_lowercase()));
         let mut results = Vec::new();
         let mut limit_reached = false;
         for name in names {
@@ -68,7 +70,7 @@ impl Tool for LsTool {
         if results.is_empty() {
             return ToolOutput::text("(empty directory)");
         }
-        let truncation = truncate_head(&results.join("\n"), usize::MAX, DEFAULT_MAX_BYTES);
+        let truncation = truncate_head(&results.join("\n"), NO_LINE_LIMIT, DEFAULT_MAX_BYTES);
         let mut output = truncation.content.clone();
         let mut details = Map::new();
         let mut notices = Vec::new();
@@ -122,5 +124,75 @@ mod tests {
             LsTool.run(&json!({"path":"b.txt"}), &ctx).first_text(),
             format!("Not a directory: {}", p.join("b.txt").display())
         );
+    }
+}
+
+/// `String.prototype.localeCompare`'s order (ICU's root collation, which Node's `en-US`
+/// uses) as a sort key, for what file names hold: every printable ASCII character at its
+/// root-collation place (spaces, then punctuation and symbols in ICU's order, digits, then
+/// letters with case a tertiary difference), accents a secondary difference (after NFD),
+/// and anything else after the letters by code point.
+fn collation_key(s: &str) -> (Vec<u32>, Vec<Vec<char>>, Vec<bool>) {
+    use unicode_normalization::char::is_combining_mark;
+    use unicode_normalization::UnicodeNormalization;
+    const ORDER: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
+    let (mut primary, mut secondary, mut tertiary) = (Vec::new(), Vec::<Vec<char>>::new(), Vec::new());
+    for c in s.nfd() {
+        if is_combining_mark(c) {
+            if let Some(marks) = secondary.last_mut() {
+                marks.push(c);
+            }
+            continue;
+        }
+        let lower = c.to_ascii_lowercase();
+        primary.push(ORDER.find(lower).map_or(0x1000 + c as u32, |i| i as u32));
+        secondary.push(Vec::new());
+        tertiary.push(c.is_ascii_uppercase());
+    }
+    (primary, secondary, tertiary)
+}
+
+#[cfg(test)]
+mod collation_tests {
+    use super::collation_key;
+
+    #[test]
+    fn names_sort_as_pi_lists_them() {
+        // pi 1.6.0's ls of these names (byte order from the directory, then localeCompare).
+        let mut names: Vec<String> = [
+            "Zeta.txt",
+            "file2.txt",
+            "File10.txt",
+            "file-b.txt",
+            "file_a.txt",
+            "éclair.txt",
+            "Beta",
+            "b.txt",
+            "B.txt",
+            "alpha.txt",
+            "9nine.txt",
+            ".dot",
+            "_under.txt",
+        ]
+        .map(String::from)
+        .to_vec();
+        names.sort();
+        names.sort_by_cached_key(|n| collation_key(&n.to_lowercase()));
+        let want = [
+            "_under.txt",
+            ".dot",
+            "9nine.txt",
+            "alpha.txt",
+            "B.txt",
+            "b.txt",
+            "Beta",
+            "éclair.txt",
+            "file_a.txt",
+            "file-b.txt",
+            "File10.txt",
+            "file2.txt",
+            "Zeta.txt",
+        ];
+        assert_eq!(names, want);
     }
 }

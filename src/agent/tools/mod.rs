@@ -41,7 +41,15 @@ pub struct ToolContext {
     pub bash_timeout: Option<Duration>,
     /// Where bash saves the full output of truncated commands (`pi-bash-<hex>.log`).
     pub temp_dir: PathBuf,
+    /// What bash's commands see of the session, as pi exposes it: `PI_SESSION_ID`,
+    /// `PI_SESSION_FILE`, `PI_PROVIDER`, `PI_MODEL`, `PI_REASONING_LEVEL` (unset ones are
+    /// removed from the environment).
+    pub session_env: Vec<(&'static str, String)>,
 }
+
+/// The variables bash sets from [`ToolContext::session_env`] (and otherwise removes).
+pub const SESSION_ENV_VARS: [&str; 5] =
+    ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"];
 
 impl ToolContext {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
@@ -50,6 +58,7 @@ impl ToolContext {
             abort: Arc::new(AtomicBool::new(false)),
             bash_timeout: None,
             temp_dir: std::env::temp_dir(),
+            session_env: Vec::new(),
         }
     }
 

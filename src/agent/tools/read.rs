@@ -73,59 +73,72 @@ impl Tool for ReadTool {
 
 /// The text path of read.js (selectLinesFromBuffer and the notices).
 fn read_text(text: &str, path: &str, offset: Option<f64>, limit: Option<f64>) -> ToolOutput {
+    // The arithmetic is JavaScript's, in doubles: a fractional offset or limit shows up in
+    // the notices as pi prints it (`Use offset=5.5`), and slicing truncates as
+    // `Array.prototype.slice` does.
     let all: Vec<&str> = text.split('\n').collect();
-    let total = all.len();
+    let total = all.len() as f64;
     // `offset ? Math.max(0, offset - 1) : 0` (0 and NaN are falsy).
     let start = match offset {
-        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0).floor() as usize,
-        _ => 0,
+        Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0),
+        _ => 0.0,
     };
     if start >= total {
         let shown = offset.map(js_num).unwrap_or_default();
-        return ToolOutput::error(format!("Offset {shown} is beyond end of file ({total} lines total)"));
+        return ToolOutput::error(format!("Offset {shown} is beyond end of file ({} lines total)", js_num(total)));
     }
-    let end = match limit {
-        Some(l) if l >= 0.0 => (start + l.floor() as usize).min(total),
-        // Negative limits: JS slice(start, start+limit) semantics.
-        Some(l) => ((start as f64 + l).max(start as f64) as usize).min(total),
-        None => total,
-    };
-    let selected = all[start..end.max(start)].join("\n");
+    let end = limit.map(|l| (start + l).min(total));
+    let (from, to) = (js_slice_index(start, all.len()), end.map_or(all.len(), |e| js_slice_index(e, all.len())));
+    let selected = all[from..to.max(from)].join("\n");
     let t = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    let start_display = start + 1;
-    let user_limited = limit.map(|_| end.max(start) - start);
+    let start_display = start + 1.0;
+    let user_limited = end.map(|e| e - start);
     let mut details = None;
     let output = if t.first_line_exceeds_limit {
-        let first = all[start].len();
+        let first = all[from].len();
         details = Some(json!({"truncation": t.to_json()}));
+        let line = js_num(start_display);
         format!(
-            "[Line {start_display} is {}, exceeds {} limit. Use bash: sed -n '{start_display}p' {path} | head -c {DEFAULT_MAX_BYTES}]",
+            "[Line {line} is {}, exceeds {} limit. Use bash: sed -n '{line}p' {path} | head -c {DEFAULT_MAX_BYTES}]",
             format_size(first),
             format_size(DEFAULT_MAX_BYTES)
         )
     } else if t.truncated {
-        let end_display = start_display + t.output_lines - 1;
-        let next = end_display + 1;
+        let end_display = start_display + t.output_lines as f64 - 1.0;
+        let (first, last, next) = (js_num(start_display), js_num(end_display), js_num(end_display + 1.0));
         details = Some(json!({"truncation": t.to_json()}));
+        let of = js_num(total);
         if t.truncated_by == Some("lines") {
-            format!(
-                "{}\n\n[Showing lines {start_display}-{end_display} of {total}. Use offset={next} to continue.]",
-                t.content
-            )
+            format!("{}\n\n[Showing lines {first}-{last} of {of}. Use offset={next} to continue.]", t.content)
         } else {
             format!(
-                "{}\n\n[Showing lines {start_display}-{end_display} of {total} ({} limit). Use offset={next} to continue.]",
+                "{}\n\n[Showing lines {first}-{last} of {of} ({} limit). Use offset={next} to continue.]",
                 t.content,
                 format_size(DEFAULT_MAX_BYTES)
             )
         }
     } else if let Some(n) = user_limited.filter(|n| start + n < total) {
-        let remaining = total - (start + n);
-        format!("{}\n\n[{remaining} more lines in file. Use offset={} to continue.]", t.content, start + n + 1)
+        let remaining = js_num(total - (start + n));
+        format!(
+            "{}\n\n[{remaining} more lines in file. Use offset={} to continue.]",
+            t.content,
+            js_num(start + n + 1.0)
+        )
     } else {
         t.content
     };
     ToolOutput::text(output).with_details(details)
+}
+
+/// An index as `Array.prototype.slice` takes it: truncated toward zero, negative from the
+/// end, clamped to the array.
+fn js_slice_index(i: f64, len: usize) -> usize {
+    let i = if i.is_nan() { 0.0 } else { i.trunc() };
+    if i < 0.0 {
+        (len as f64 + i).max(0.0) as usize
+    } else {
+        i.min(len as f64) as usize
+    }
 }
 
 fn js_num(f: f64) -> String {
