@@ -26,3 +26,6 @@ python3 "$shared/tools/fidelity.py" target/debug/pisces testdata/pi-1.6.0 testda
 #    the agent appended (which must be the body pisces sent)
 PISCES_LIVE_ORACLE=1 cargo test --quiet --test cli -- live_oracle
 PISCES_LIVE_ORACLE=1 cargo test --quiet --test cli -- agent_payload
+# 5. the built-in tools against pi's own (tools/pi-tools.mjs): every result, file and log
+#    (grep/find scenarios need rg and a recent fd on PATH, as pi itself does)
+PISCES_LIVE_ORACLE=1 cargo test --quiet --test cli -- tools_live

@@ -23,6 +23,7 @@ mod revs;
 mod show_leaves;
 mod snapshots;
 mod summarize_cmd;
+mod tools_live;
 mod tree_cmd;
 mod verified;
 
@@ -50,6 +51,7 @@ fn main() {
     trials.extend(show_leaves::trials());
     trials.extend(snapshots::trials());
     trials.extend(summarize_cmd::trials());
+    trials.extend(tools_live::trials());
     trials.extend(tree_cmd::trials());
     trials.extend(verified::trials());
     libtest_mimic::run(&args, trials).exit();
