@@ -64,6 +64,14 @@ fn agent_sessions_open_in_pi() -> TestResult {
     let leaves: Vec<String> =
         leaves["leaves"].as_array().unwrap().iter().map(|l| l["id"].as_str().unwrap().to_string()).collect();
     check(leaves.len() == 2, || format!("leaves: {leaves:?}"))?;
+    // pi's SessionManager sees the same entries, tree, leaves, labels and usage
+    // (`entries.mjs`, checked as the corpus goldens are).
+    let out = Command::new("node").arg(oracle("entries.mjs")).arg(f).output()?;
+    check(out.status.success(), || String::from_utf8_lossy(&out.stderr).into_owned())?;
+    let entries = tempfile::NamedTempFile::new()?;
+    std::fs::write(entries.path(), &out.stdout)?;
+    crate::show_leaves::leaves_match_pi(&file, entries.path())?;
+    crate::show_leaves::show_matches_pi(&file, entries.path())?;
     for leaf in &leaves {
         let ours = stdout_json(&run(&["path", f, leaf, "--format", "llm"]))?;
         let leaf_id = ours["leafId"].as_str().unwrap_or_default().to_string();

@@ -135,7 +135,7 @@ fn close(a: f64, b: f64) -> bool {
 
 /// `leaves --format json` against pi: the same leaves, default leaf, depths, labels,
 /// last prompt and reply, model, per-path usage; sorted by time; short ids unique.
-fn leaves_match_pi(file: &Path, golden: &Path) -> TestResult {
+pub fn leaves_match_pi(file: &Path, golden: &Path) -> TestResult {
     let pi = Golden::new(golden)?;
     let g = &pi.g;
     let doc = stdout_json(&run(&["leaves", s(file), "--format", "json"]))?;
@@ -267,7 +267,7 @@ fn leaves_match_pi(file: &Path, golden: &Path) -> TestResult {
 
 /// `show --format json` of every entry pi lists: pi's in-memory entry exactly, its line,
 /// its children in pi's order, its depth, its label.
-fn show_matches_pi(file: &Path, golden: &Path) -> TestResult {
+pub fn show_matches_pi(file: &Path, golden: &Path) -> TestResult {
     let pi = Golden::new(golden)?;
     let g = &pi.g;
     let entries = g["entries"].as_array().unwrap();
