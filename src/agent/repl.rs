@@ -412,7 +412,15 @@ impl Repl {
         })?;
         let end = end.unwrap_or(Value::Null);
         if !done {
-            bail!(end["errorMessage"].as_str().unwrap_or("nothing to compact").to_string());
+            if let Some(e) = end["errorMessage"].as_str() {
+                bail!("{e}");
+            }
+            // pi's reasons when there is nothing to summarize.
+            let (source, _) = self.load()?;
+            let session = Session::load(&source)?;
+            let at_compaction =
+                self.leaf_of(&session).is_some_and(|l| session.entries[l as usize].kind == EntryType::Compaction);
+            bail!(if at_compaction { "Already compacted" } else { "Nothing to compact (session too small)" });
         }
         let result = &end["result"];
         let summary = result["summary"].as_str().unwrap_or_default();

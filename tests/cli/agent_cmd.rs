@@ -559,7 +559,7 @@ fn interactive_session() -> TestResult {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()?;
-    let script = "first prompt\nsecond prompt\n/label @ mark\n/name  My session  \n/branch mark^\nthird prompt\n/path\n/tree\n/quit\nnot sent\n";
+    let script = "first prompt\nsecond prompt\n/label @ mark\n/name  My session  \n/branch mark^\nthird prompt\n/path\n/tree\n/compact\n/quit\nnot sent\n";
     child.stdin.take().unwrap().write_all(script.as_bytes())?;
     let out = wait_output(child, 30)?;
     ok(&out)?;
@@ -608,6 +608,8 @@ fn interactive_session() -> TestResult {
     check(by(10)["message"]["content"][0]["text"] == "third prompt", || by(10).to_string())?;
     check(by(11)["parentId"] == by(10)["id"], || by(11).to_string())?;
     check(!text.contains("not sent"), || text.clone())?;
+    // pi's answer to /compact on a session this small (keepRecentTokens 20000 keeps it all).
+    check(stderr(&out).contains("Nothing to compact (session too small)"), || stderr(&out))?;
     Ok(())
 }
 
