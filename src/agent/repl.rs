@@ -199,6 +199,7 @@ impl Repl {
         starting.push(run::user_message(text));
         self.tool_ctx.abort.store(false, Ordering::SeqCst);
         self.tool_ctx.session_env = run::session_env(&self.session_id, self.writer.path(), &self.spec, &self.thinking);
+        self.tool_ctx.model_without_images = run::model_without_images(&self.spec);
         let mut printer = Printer { ui: self.ui.clone(), hide_thinking: self.hide_thinking, open: None };
         interrupt::RUNNING.store(true, Ordering::SeqCst);
         let turn = Turn {

@@ -243,6 +243,12 @@ pub fn session_env(
     ]
 }
 
+/// The model's id when it takes no images (see [`ToolContext::model_without_images`]).
+pub fn model_without_images(model: &crate::llm::ModelSpec) -> Option<String> {
+    let r = crate::llm::wire::ModelRef { provider: model.provider.clone(), id: model.id.clone() };
+    (!crate::llm::wire::takes_images(&r)).then(|| model.id.clone())
+}
+
 // ---------------------------------------------------------------------------------------
 // Writing entries
 

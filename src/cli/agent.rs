@@ -416,6 +416,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     tool_ctx.bash_timeout = args.bash_timeout.filter(|s| *s > 0.0).map(Duration::from_secs_f64);
     let session_id = target.header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
     tool_ctx.session_env = run::session_env(&session_id, target.writer.path(), &spec, &thinking);
+    tool_ctx.model_without_images = run::model_without_images(&spec);
 
     let mut out = std::io::stdout().lock();
     if args.mode == Mode::Json {

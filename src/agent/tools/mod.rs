@@ -45,6 +45,9 @@ pub struct ToolContext {
     /// `PI_SESSION_FILE`, `PI_PROVIDER`, `PI_MODEL`, `PI_REASONING_LEVEL` (unset ones are
     /// removed from the environment).
     pub session_env: Vec<(&'static str, String)>,
+    /// The model's id when it takes no images: read records it in `details`
+    /// (`imageUnsupportedByModel`), as pi does; the image is then left out of requests.
+    pub model_without_images: Option<String>,
 }
 
 /// The variables bash sets from [`ToolContext::session_env`] (and otherwise removes).
@@ -59,6 +62,7 @@ impl ToolContext {
             bash_timeout: None,
             temp_dir: std::env::temp_dir(),
             session_env: Vec::new(),
+            model_without_images: None,
         }
     }
 

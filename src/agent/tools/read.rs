@@ -54,6 +54,7 @@ impl Tool for ReadTool {
             return ToolOutput::error("Operation aborted");
         }
         if let Some(mime) = detect_image_mime(&bytes[..bytes.len().min(4100)]) {
+            let mut details = None;
             let content = match super::image::process(&bytes, mime) {
                 Processed::Image { data, mime, hints } => {
                     let mut note = format!("Read image file [{mime}]");
@@ -61,11 +62,14 @@ impl Tool for ReadTool {
                         note.push('\n');
                         note.push_str(&h);
                     }
+                    if let Some(model) = &ctx.model_without_images {
+                        details = Some(json!({"imageUnsupportedByModel": model}));
+                    }
                     vec![text_block(note), json!({"type":"image","data": data,"mimeType": mime})]
                 }
                 Processed::Omitted(why) => vec![text_block(format!("Read image file [{mime}]\n{why}"))],
             };
-            return ToolOutput { content, is_error: false, details: None };
+            return ToolOutput { content, is_error: false, details };
         }
         read_text(&String::from_utf8_lossy(&bytes), path, offset, limit)
     }
@@ -255,6 +259,11 @@ mod tests {
         assert_eq!(out.first_text(), "Read image file [image/png]");
         assert_eq!(out.content[1]["mimeType"], "image/png");
         assert_eq!(out.content[1]["data"], base64_encode(&png));
+        // For a model that takes no images, pi notes it in details.
+        let mut ctx = ToolContext::new(dir.path());
+        ctx.model_without_images = Some("qwen2.5-coder:7b".into());
+        let out = ReadTool.run(&json!({"path":"pic.dat"}), &ctx);
+        assert_eq!(out.details, Some(json!({"imageUnsupportedByModel": "qwen2.5-coder:7b"})));
         // A PNG signature on bytes that do not decode: pi's note, no image.
         let mut broken = png[..16].to_vec();
         broken.extend_from_slice(&[0; 17]);

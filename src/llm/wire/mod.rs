@@ -67,6 +67,12 @@ pub struct RequestOptions {
 /// Anthropic Messages request body parts (`model`, `system`, `messages`, `tools`), for a
 /// reply requested with thinking off (which matters only for the models described at
 /// [`RequestOptions`]).
+/// Whether pi-ai's model takes images (`model.input.includes("image")`), as far as the wire
+/// layer knows it: images are dropped from requests to a model that does not.
+pub fn takes_images(model: &ModelRef) -> bool {
+    model::Target::resolve(model, "openai-completions").images
+}
+
 pub fn anthropic_request(llm: &[Value], model: &ModelRef) -> Value {
     anthropic_request_with(llm, model, &RequestOptions::default())
 }
