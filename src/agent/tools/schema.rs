@@ -4,9 +4,10 @@
 //! Coercion (pi-schema coerce.js): optional properties set to `null` are dropped, a single
 //! value where an array is expected is wrapped into one, and primitives are converted by
 //! type as its `coercePrimitive` does (strings in JavaScript's number syntax and booleans to
-//! numbers, `"true"`/`"false"`/1/0 to booleans, numbers and booleans to strings). Errors are pi-schema's (explain.js): a path as
-//! dotted segments (`edits.0.oldText`, `root` for the top) and `missing` or
-//! `expected <type>, got <typeName>`.
+//! numbers, `"true"`/`"false"`/1/0 to booleans, numbers and booleans to strings).
+//!
+//! Errors are pi-schema's (explain.js): a path as dotted segments (`edits.0.oldText`, `root`
+//! for the top) and `missing` or `expected <type>, got <typeName>`.
 
 use serde_json::{Map, Value};
 
