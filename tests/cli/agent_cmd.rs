@@ -414,6 +414,24 @@ fn spawn_agent(dir: &Path, server: &ScriptedServer, extra: &[&str]) -> std::proc
         .expect("pisces starts")
 }
 
+/// Runs the REPL (`--interactive`) on `file` with `script` as its standard input.
+fn repl(dir: &Path, server: &ScriptedServer, file: &Path, extra: &[&str], script: &str) -> Result<Output, String> {
+    use std::io::Write as _;
+    let mut child = pisces()
+        .current_dir(dir)
+        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
+        .args(extra)
+        .env("PISCES_TEST_KEY", "test-key")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    child.stdin.take().unwrap().write_all(script.as_bytes()).map_err(|e| e.to_string())?;
+    wait_output(child, 30)
+}
+
 fn sigint(child: &std::process::Child) {
     let st = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(st.success());
@@ -542,7 +560,6 @@ fn threshold_compacts_first() -> TestResult {
 /// The REPL through a pipe (`--interactive`): two prompts, /label, /name, /branch, a third
 /// prompt (a branch in the file), /path, /quit.
 fn interactive_session() -> TestResult {
-    use std::io::Write as _;
     let project = tempfile::tempdir()?;
     let server = ScriptedServer::start(vec![
         Reply::Sse(anthropic_text(MODEL, "Answer one.")),
@@ -550,18 +567,8 @@ fn interactive_session() -> TestResult {
         Reply::Sse(anthropic_text(MODEL, "Answer three.")),
     ]);
     let file = project.path().join("s.jsonl");
-    let mut child = pisces()
-        .current_dir(project.path())
-        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
-        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
-        .env("PISCES_TEST_KEY", "test-key")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
     let script = "first prompt\nsecond prompt\n/label @ mark\n/name  My session  \n/branch mark^\nthird prompt\n/path\n/tree\n/compact\n/quit\nnot sent\n";
-    child.stdin.take().unwrap().write_all(script.as_bytes())?;
-    let out = wait_output(child, 30)?;
+    let out = repl(project.path(), &server, &file, &[], script)?;
     ok(&out)?;
     let text = stdout(&out);
     for want in [
@@ -616,7 +623,6 @@ fn interactive_session() -> TestResult {
 /// The REPL's /model and /fork through a pipe: a model change that the next request uses,
 /// and a fork that the next prompt continues in.
 fn interactive_model_and_fork() -> TestResult {
-    use std::io::Write as _;
     let project = tempfile::tempdir()?;
     let server = ScriptedServer::start(vec![
         Reply::Sse(anthropic_text(MODEL, "Answer one.")),
@@ -624,18 +630,8 @@ fn interactive_model_and_fork() -> TestResult {
         Reply::Sse(anthropic_text("claude-opus-4-5", "Answer three.")),
     ]);
     let file = project.path().join("s.jsonl");
-    let mut child = pisces()
-        .current_dir(project.path())
-        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
-        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
-        .env("PISCES_TEST_KEY", "test-key")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
     let script = "first prompt\n/model anthropic/claude-opus-4-5\nsecond prompt\n/fork\nthird prompt\n/quit\n";
-    child.stdin.take().unwrap().write_all(script.as_bytes())?;
-    let out = wait_output(child, 30)?;
+    let out = repl(project.path(), &server, &file, &[], script)?;
     ok(&out)?;
     let says = || format!("stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
     // The original file: the model change, then the second exchange.
@@ -666,7 +662,6 @@ fn interactive_model_and_fork() -> TestResult {
 /// The REPL's /compact through a pipe: the branch is summarized with the model, the
 /// compaction is appended at the leaf, and the next prompt is sent from the summary.
 fn interactive_compact() -> TestResult {
-    use std::io::Write as _;
     let project = project_with_settings(json!({"compaction": {"keepRecentTokens": 5}}));
     let server = ScriptedServer::start(vec![
         Reply::Sse(anthropic_text(MODEL, "Answer one, with some words in it.")),
@@ -678,19 +673,8 @@ fn interactive_compact() -> TestResult {
         Reply::Sse(anthropic_text(MODEL, "Answer three.")),
     ]);
     let file = project.path().join("s.jsonl");
-    let mut child = pisces()
-        .current_dir(project.path())
-        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
-        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
-        .args(["--no-tools"])
-        .env("PISCES_TEST_KEY", "test-key")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
     let script = "first prompt\nsecond prompt\n/compact\nthird prompt\n/quit\n";
-    child.stdin.take().unwrap().write_all(script.as_bytes())?;
-    let out = wait_output(child, 30)?;
+    let out = repl(project.path(), &server, &file, &["--no-tools"], script)?;
     ok(&out)?;
     let says = || format!("stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
     let entries = lines(&file);
@@ -994,7 +978,6 @@ fn compaction_summary_is_retried() -> TestResult {
 /// The REPL's `/branch REV summarize`: the branch left behind is summarized with the model
 /// (pi's /tree "Summarize"), the summary appended under REV, and the next prompt follows it.
 fn interactive_branch_with_summary() -> TestResult {
-    use std::io::Write as _;
     let project = tempfile::tempdir()?;
     let server = ScriptedServer::start(vec![
         Reply::Sse(anthropic_text(MODEL, "Answer one.")),
@@ -1003,18 +986,8 @@ fn interactive_branch_with_summary() -> TestResult {
         Reply::Sse(anthropic_text(MODEL, "Answer three.")),
     ]);
     let file = project.path().join("s.jsonl");
-    let mut child = pisces()
-        .current_dir(project.path())
-        .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
-        .args(["--api-key-env", "PISCES_TEST_KEY", "--session", file.to_str().unwrap(), "--interactive"])
-        .env("PISCES_TEST_KEY", "test-key")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
     let script = "first prompt\n/label @ mark\nsecond prompt\n/branch mark summarize\nthird prompt\n/quit\n";
-    child.stdin.take().unwrap().write_all(script.as_bytes())?;
-    let out = wait_output(child, 30)?;
+    let out = repl(project.path(), &server, &file, &[], script)?;
     ok(&out)?;
     let says = || format!("stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
     let entries = lines(&file);

@@ -29,6 +29,7 @@ use serde_json::{json, Value};
 
 use pisces::llm::testing::{anthropic_text, openai_text, RecordedRequest, Reply, ScriptedServer};
 
+use crate::agent_corpus::copy_into;
 use crate::common::{check, first_diff, pisces, stderr, testdata, TestResult};
 
 /// The prompt every CI case sends.
@@ -187,17 +188,6 @@ fn text_of(content: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
-}
-
-/// A copy of a session whose header `cwd` is `dir`; every other line unchanged.
-fn copy_into(session: &Path, dir: &Path) -> PathBuf {
-    let text = fs::read_to_string(session).unwrap();
-    let (header, rest) = text.split_once('\n').unwrap();
-    let mut h: Value = serde_json::from_str(header).unwrap();
-    h["cwd"] = json!(dir.to_str().unwrap());
-    let file = dir.join("s.jsonl");
-    fs::write(&file, format!("{}\n{rest}", serde_json::to_string(&h).unwrap())).unwrap();
-    file
 }
 
 // ---------------------------------------------------------------------------------------
