@@ -1,14 +1,17 @@
-//! pi's `/tree` navigation with "Summarize" (pi-reference §3.3): leaving the current leaf
-//! for another entry, the branch left behind is summarized with the model and the summary
-//! is appended where the navigation lands, so the next prompt continues after it.
+//! Moving around a session: pi's `/tree` navigation with "Summarize" (pi-reference §3.3):
+//! leaving the current leaf for another entry, the branch left behind is summarized with the
+//! model and the summary is appended where the navigation lands, so the next prompt continues
+//! after it; and forks (`/fork`, the Fork choice for a missing cwd, §4.3): the branch copied
+//! into a new session file, which the run continues in.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use anyhow::{bail, Context};
 use serde_json::json;
 
 use crate::llm::{ModelInfo, PiConfig, Provider};
 use crate::session::context::Damaged;
-use crate::session::{rev, Session, Source};
+use crate::session::{fork, rev, write, Session, Source};
 use crate::summarize::branch::{self, NewLeaf};
 
 /// The tokens a branch summary's messages may take: the model's context window (the
@@ -71,4 +74,38 @@ pub fn summarize_left_branch(
     drop(session);
     let done = branch::append(path, false, parent.as_deref(), &from_id, &summary, details, None)?;
     Ok(Some(Summarized { id: done.id, entries: collected.entries.len(), summary: summary.summary }))
+}
+
+/// A session file a fork wrote.
+pub struct Forked {
+    pub path: PathBuf,
+    /// The new session's id.
+    pub id: String,
+}
+
+/// Writes the branch from the root to `leaf` (`None`: no entries) of `session`, read from
+/// `source`, as a new session in `dir`: a version-3 header with a new id, `cwd` and
+/// `parentSession` = `source`, then the entries as `pisces fork` writes them (labels
+/// re-created, the current format whatever the source's version). The source is only read.
+pub fn fork_branch(
+    session: &Session,
+    source: &Path,
+    leaf: Option<u32>,
+    cwd: &str,
+    dir: &Path,
+) -> anyhow::Result<Forked> {
+    let plan = match fork::path_fork(session, leaf, fork::Shape::Branch) {
+        Ok(p) => p,
+        Err(fork::ForkError::Damaged(_)) => bail!("cannot fork: unreadable lines"),
+        Err(fork::ForkError::Invalid(why)) => bail!("cannot fork: {why}"),
+    };
+    let id = fork::new_session_id();
+    let ts = write::now_iso();
+    let abs = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    let header = fork::header_line(&id, &ts, cwd, Some(&abs.to_string_lossy()));
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let path = dir.join(fork::file_name(&ts, &id));
+    write::write_new_file(&path, |w| plan.write_to(&header, w))
+        .with_context(|| format!("could not write {}", path.display()))?;
+    Ok(Forked { path, id })
 }

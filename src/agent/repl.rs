@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde_json::{Map, Value};
 
 use super::run::{self, SessionWriter, Turn};
@@ -21,7 +21,7 @@ use crate::render::transcript::{self, TranscriptHead};
 use crate::render::tree::{self as draw, TextOptions};
 use crate::render::{sanitize, Paint, Ui};
 use crate::session::view::{self, Filter, Options};
-use crate::session::{context, fork, rev, write, EntryType, Role, Session, Source};
+use crate::session::{context, fork, rev, EntryType, Role, Session, Source};
 
 /// Everything the REPL needs; the command builds it as it builds print mode's run.
 pub struct Repl {
@@ -434,22 +434,11 @@ impl Repl {
         let (source, path) = self.load()?;
         let session = Session::load(&source)?;
         let leaf = self.leaf_of(&session);
-        let plan = match fork::path_fork(&session, leaf, fork::Shape::Branch) {
-            Ok(p) => p,
-            Err(fork::ForkError::Damaged(_)) => bail!("cannot fork: unreadable lines"),
-            Err(fork::ForkError::Invalid(why)) => bail!("cannot fork: {why}"),
-        };
-        let id = fork::new_session_id();
-        let ts = write::now_iso();
         let cwd = session.header.get("cwd").and_then(Value::as_str).map(str::to_string);
         let cwd = cwd.unwrap_or_else(|| self.cwd.to_string_lossy().into_owned());
-        let abs = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        let header = fork::header_line(&id, &ts, &cwd, Some(&abs.to_string_lossy()));
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let new_path = dir.join(fork::file_name(&ts, &id));
-        write::write_new_file(&new_path, |w| plan.write_to(&header, w))
-            .with_context(|| format!("could not write {}", new_path.display()))?;
-        drop(plan);
+        let navigate::Forked { path: new_path, id } = navigate::fork_branch(&session, &path, leaf, &cwd, &dir)?;
+        drop(session);
         let source = Source::open(&new_path)?;
         let forked = Session::load(&source)?;
         let leaf = forked.default_leaf();

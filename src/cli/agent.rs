@@ -8,6 +8,7 @@ use anyhow::{bail, Context};
 use serde_json::{json, Map, Value};
 
 use super::{report_diagnostics, Ctx, ExitStatus};
+use crate::agent::navigate;
 use crate::agent::run::{self, PromptOptions, SessionWriter, Turn};
 use crate::agent::{builtin_tools, ToolContext, ALL_TOOLS, DEFAULT_TOOLS};
 use crate::llm::{self, ModelInfo, ModelSpec, PiConfig, ProviderOptions};
@@ -58,8 +59,15 @@ pub struct Args {
     /// With --from: first summarize the branch being left (from the session's last entry back
     /// to where it meets REV) with the model, and append pi's branch_summary where the run
     /// continues, as pi's /tree "Summarize" does.
-    #[arg(long, requires = "from")]
+    #[arg(long, requires = "from", conflicts_with = "fork")]
     pub summarize: bool,
+
+    /// Continue in a new session instead of SESSION: its branch (to the last entry, or to
+    /// --from) copied in the current format into a new file of the current directory, with
+    /// `parentSession` pointing back, as pi's Fork choice for a session whose cwd is gone.
+    /// SESSION is only read; this is how a version-1 or -2 session is continued.
+    #[arg(long, requires = "session")]
+    pub fork: bool,
 
     /// The model, as pi names it (`anthropic/claude-sonnet-4-5`) [default: the session's].
     #[arg(long, value_name = "PROVIDER/ID")]
@@ -158,6 +166,21 @@ fn agent_dir() -> Option<PathBuf> {
     }
 }
 
+/// Where pi keeps the sessions of `cwd`: `--session-dir`, `$PI_CODING_AGENT_SESSION_DIR`,
+/// else `~/.pi/agent/sessions/--<cwd>--/`.
+fn session_dir(ctx: &Ctx, cwd: &str) -> anyhow::Result<PathBuf> {
+    if let Some(d) = &ctx.search.session_dir {
+        return Ok(d.clone());
+    }
+    if let Some(d) = std::env::var_os("PI_CODING_AGENT_SESSION_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    let Some(agent) = agent_dir() else {
+        bail!("HOME is not set, so pi's session folder is unknown; give --session FILE or --session-dir DIR")
+    };
+    Ok(fork::default_session_dir(&agent, cwd))
+}
+
 fn new_target(path: Option<PathBuf>, ctx: &Ctx) -> anyhow::Result<Target> {
     let cwd = std::env::current_dir().context("the current directory is unknown")?;
     let cwd_s = cwd.to_string_lossy().into_owned();
@@ -165,21 +188,7 @@ fn new_target(path: Option<PathBuf>, ctx: &Ctx) -> anyhow::Result<Target> {
     let ts = write::now_iso();
     let path = match path {
         Some(p) => p,
-        None => {
-            let dir = if let Some(d) = &ctx.search.session_dir {
-                d.clone()
-            } else if let Some(d) = std::env::var_os("PI_CODING_AGENT_SESSION_DIR").filter(|d| !d.is_empty()) {
-                PathBuf::from(d)
-            } else {
-                let Some(agent) = agent_dir() else {
-                    bail!(
-                        "HOME is not set, so pi's session folder is unknown; give --session FILE or --session-dir DIR"
-                    )
-                };
-                fork::default_session_dir(&agent, &cwd_s)
-            };
-            dir.join(fork::file_name(&ts, &id))
-        }
+        None => session_dir(ctx, &cwd_s)?.join(fork::file_name(&ts, &id)),
     };
     let header = fork::header_line(&id, &ts, &cwd_s, None);
     Ok(Target {
@@ -194,25 +203,10 @@ fn new_target(path: Option<PathBuf>, ctx: &Ctx) -> anyhow::Result<Target> {
     })
 }
 
-fn existing_target(ctx: &Ctx, path: &Path, from: Option<&str>, mode: Mode) -> anyhow::Result<Target> {
+fn existing_target(ctx: &Ctx, path: &Path, from: Option<&str>, mode: Mode, fork: bool) -> anyhow::Result<Target> {
     let source = Source::open(path)?;
     let mut session = Session::load(&source)?;
     report_diagnostics(ctx, &session)?;
-    if session.migrate_v1 || session.migrate_v2 {
-        bail!(
-            "{}: a version-{} session; pi rewrites such a file in the current format when it opens it, and pisces does not append to it unmigrated",
-            path.display(),
-            session.version
-        );
-    }
-    let cwd = session.header.get("cwd").and_then(Value::as_str).map(PathBuf::from);
-    let Some(cwd) = cwd.filter(|c| c.is_dir()) else {
-        bail!(
-            "{}: the session's cwd {} does not exist here (pi exits with an error too; fork it with `pisces fork` first)",
-            path.display(),
-            session.header.get("cwd").map(Value::to_string).unwrap_or_else(|| "(none)".into())
-        );
-    };
     // pi's navigateTree: a user or custom message target continues from its parent.
     let leaf = match from {
         None => session.default_leaf(),
@@ -232,6 +226,32 @@ fn existing_target(ctx: &Ctx, path: &Path, from: Option<&str>, mode: Mode) -> an
                 Some(target)
             }
         }
+    };
+    if fork {
+        // pi's Fork choice for a missing cwd: the branch copied into a new session of the
+        // current directory, which the run continues in; the source is only read.
+        let cwd = std::env::current_dir().context("the current directory is unknown")?;
+        let cwd = cwd.to_string_lossy().into_owned();
+        let forked = navigate::fork_branch(&session, path, leaf, &cwd, &session_dir(ctx, &cwd)?)?;
+        if mode == Mode::Text {
+            eprintln!("continuing in a new session: {}", forked.path.display());
+        }
+        return existing_target(ctx, &forked.path, None, mode, false);
+    }
+    if session.migrate_v1 || session.migrate_v2 {
+        bail!(
+            "{}: a version-{} session; pi rewrites such a file in the current format when it opens it, and pisces does not append to it unmigrated (give --fork to continue in a new session in the current format)",
+            path.display(),
+            session.version
+        );
+    }
+    let cwd = session.header.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+    let Some(cwd) = cwd.filter(|c| c.is_dir()) else {
+        bail!(
+            "{}: the session's cwd {} does not exist here (pi asks whether to fork it; give --fork to continue in a new session of the current directory)",
+            path.display(),
+            session.header.get("cwd").map(Value::to_string).unwrap_or_else(|| "(none)".into())
+        );
     };
     let projection = match context::project(&session, leaf) {
         Ok(p) => p,
@@ -349,11 +369,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         Some(arg) => {
             let p = Path::new(arg);
             if p.is_file() {
-                existing_target(ctx, p, args.from.as_deref(), args.mode)?
+                existing_target(ctx, p, args.from.as_deref(), args.mode, args.fork)?
             } else {
                 match locate(arg, &ctx.search) {
                     Ok(SessionArg::Path(found)) if found.is_file() => {
-                        existing_target(ctx, &found, args.from.as_deref(), args.mode)?
+                        existing_target(ctx, &found, args.from.as_deref(), args.mode, args.fork)?
                     }
                     Ok(SessionArg::Stdin) => bail!("`agent` writes to its session; it cannot use standard input"),
                     _ if p.exists() => bail!("{arg}: not a session file"),

@@ -28,7 +28,62 @@ pub fn trials() -> Vec<Trial> {
             }));
         }
     }
+    // pi's `real` sessions are version 1 and name a cwd that is not here: `--fork` continues
+    // them in a new session, reading the file only.
+    for cs in corpus_sessions().into_iter().filter(|cs| cs.corpus == "real") {
+        let golden = cs.goldens.join("default.context.json");
+        let session = cs.session.clone();
+        trials.push(Trial::test(format!("agent_corpus::fork/{}/{}", cs.corpus, cs.stem), move || {
+            continue_in_a_fork(&session, &golden)
+        }));
+    }
     trials
+}
+
+fn continue_in_a_fork(session: &Path, golden: &Path) -> TestResult {
+    let project = tempfile::tempdir()?;
+    let sessions = tempfile::tempdir()?;
+    let before = fs::read(session)?;
+    let server = ScriptedServer::start(vec![Reply::Sse(anthropic_text("claude-sonnet-4-5", "Continuing."))]);
+    let agent = |extra: &[&str]| {
+        pisces()
+            .current_dir(project.path())
+            .args(["agent", "--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+            .args(["--api-key-env", "PISCES_TEST_KEY", "--session", session.to_str().unwrap(), "--no-tools"])
+            .args(["--session-dir", sessions.path().to_str().unwrap()])
+            .args(extra)
+            .env("PISCES_TEST_KEY", "test-key")
+            .output()
+    };
+    // Without --fork: refused, with the way out named.
+    let refused = agent(&["-p", "Continue."])?;
+    check(refused.status.code() == Some(2) && stderr(&refused).contains("--fork"), || stderr(&refused))?;
+    let out = agent(&["--fork", "-p", "Continue."])?;
+    check(out.status.success(), || format!("exit {:?}: {}", out.status.code(), stderr(&out)))?;
+    check(fs::read(session)? == before, || "the source session changed".into())?;
+    let files: Vec<PathBuf> = fs::read_dir(sessions.path())?.flatten().map(|e| e.path()).collect();
+    check(files.len() == 1, || format!("{files:?}"))?;
+    let f = files[0].to_str().unwrap();
+    let header: Value = serde_json::from_str(fs::read_to_string(&files[0])?.lines().next().unwrap_or(""))?;
+    check(header["version"] == 3 && header["cwd"] == project.path().to_str().unwrap(), || header.to_string())?;
+    let source_abs = fs::canonicalize(session)?;
+    check(header["parentSession"] == source_abs.to_str().unwrap(), || header.to_string())?;
+    // The new session's context: pi's at the source's leaf, then the prompt and the reply.
+    let doc = stdout_json(&run(&["path", f, "--format", "json"]))?;
+    let msgs = doc["messages"].as_array().unwrap();
+    let pi: Value = serde_json::from_str(&fs::read_to_string(golden)?)?;
+    let old = pi["messages"].as_array().unwrap();
+    check(msgs.len() >= old.len() + 2, || format!("{} messages, pi had {}", msgs.len(), old.len()))?;
+    if let Some(d) = first_diff(&Value::Array(msgs[..old.len()].to_vec()), &Value::Array(old.clone()), "$") {
+        return Err(format!("the fork does not start with pi's context: {d}").into());
+    }
+    let n = msgs.len();
+    check(msgs[n - 1]["content"][0]["text"] == "Continuing.", || "the reply is not at the end".into())?;
+    // Still a valid session (the source's own warnings, such as an unanswered tool call,
+    // come along with its entries).
+    let c = run(&["check", f, "--format", "json"]);
+    let report: Value = serde_json::from_slice(&c.stdout)?;
+    check(report["files"][0]["errors"] == 0, || format!("check: {}", report["files"][0]["findings"]))
 }
 
 /// A copy of a corpus session whose header `cwd` is `dir` (pi, and pisces, refuse to run
