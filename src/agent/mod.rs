@@ -2,6 +2,7 @@
 //! loop calls for each tool call), the interactive mode (`repl`) and pi's `/tree`
 //! navigation with a summary of the branch left behind (`navigate`). See DESIGN.md.
 
+pub mod interrupt;
 pub mod navigate;
 pub mod repl;
 pub mod run;

@@ -7,15 +7,14 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::bail;
 use serde_json::{Map, Value};
 
 use super::run::{self, SessionWriter, Turn};
-use super::{navigate, Tool, ToolContext};
+use super::{interrupt, navigate, Tool, ToolContext};
 use crate::llm::{self, CompactionSettings, ModelSpec, Provider, ProviderOptions, RetrySettings};
 use crate::render::transcript::{self, TranscriptHead};
 use crate::render::tree::{self as draw, TextOptions};
@@ -201,7 +200,7 @@ impl Repl {
         self.tool_ctx.session_env = run::session_env(&self.session_id, self.writer.path(), &self.spec, &self.thinking);
         self.tool_ctx.model_without_images = run::model_without_images(&self.spec);
         let mut printer = Printer { ui: self.ui.clone(), hide_thinking: self.hide_thinking, open: None };
-        interrupt::RUNNING.store(true, Ordering::SeqCst);
+        interrupt::running(true);
         let turn = Turn {
             provider: Arc::clone(&self.provider),
             summarizer: Arc::clone(&self.summarizer),
@@ -214,7 +213,7 @@ impl Repl {
             compaction: self.compaction,
         };
         let outcome = run::run_prompt(&turn, &mut self.writer, &mut self.context, starting, &mut |e| printer.event(&e));
-        interrupt::RUNNING.store(false, Ordering::SeqCst);
+        interrupt::running(false);
         printer.close();
         let outcome = outcome?;
         if let Some(f) = &outcome.failure {
@@ -590,70 +589,5 @@ impl Printer {
             }
             _ => {}
         }
-    }
-}
-
-/// SIGINT without extra crates: the handler only counts (and exits at the second);
-/// a watcher thread turns an interrupt during a turn into the turn's abort flag.
-mod interrupt {
-    use super::*;
-
-    static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
-    pub static RUNNING: AtomicBool = AtomicBool::new(false);
-
-    #[cfg(unix)]
-    mod sys {
-        use std::os::raw::c_int;
-        pub const SIGINT: c_int = 2;
-        extern "C" {
-            pub fn signal(signum: c_int, handler: usize) -> usize;
-            pub fn _exit(status: c_int) -> !;
-        }
-    }
-
-    #[cfg(unix)]
-    extern "C" fn on_sigint(_: std::os::raw::c_int) {
-        if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
-            // SAFETY: `_exit` is async-signal-safe and never returns.
-            unsafe { sys::_exit(130) }
-        }
-    }
-
-    /// A new line was read: the next Ctrl-C is a first one again.
-    pub fn reset() {
-        INTERRUPTS.store(0, Ordering::SeqCst);
-    }
-
-    pub fn install(abort: &Arc<AtomicBool>) {
-        #[cfg(unix)]
-        {
-            // SAFETY: `on_sigint` has the C handler signature and only touches an atomic
-            // and `_exit`.
-            unsafe {
-                sys::signal(sys::SIGINT, on_sigint as extern "C" fn(std::os::raw::c_int) as usize);
-            }
-            let abort = Arc::clone(abort);
-            std::thread::spawn(move || {
-                let mut seen = 0;
-                loop {
-                    let n = INTERRUPTS.load(Ordering::SeqCst);
-                    if n < seen {
-                        seen = n;
-                    }
-                    if n > seen {
-                        seen = n;
-                        if RUNNING.load(Ordering::SeqCst) {
-                            abort.store(true, Ordering::SeqCst);
-                            eprintln!("\naborting… (Ctrl-C again to exit)");
-                        } else {
-                            eprintln!("\n(Ctrl-C again to exit)");
-                        }
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            });
-        }
-        #[cfg(not(unix))]
-        let _ = abort;
     }
 }

@@ -8,9 +8,9 @@ use anyhow::{bail, Context};
 use serde_json::{json, Map, Value};
 
 use super::{report_diagnostics, Ctx, ExitStatus};
-use crate::agent::navigate;
 use crate::agent::run::{self, PromptOptions, SessionWriter, Turn};
 use crate::agent::{builtin_tools, ToolContext, ALL_TOOLS, DEFAULT_TOOLS};
+use crate::agent::{interrupt, navigate};
 use crate::llm::{self, ModelInfo, ModelSpec, PiConfig, ProviderOptions};
 use crate::session::context::{self, Damaged};
 use crate::session::locate::{locate, SessionArg};
@@ -498,6 +498,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
     // Ctrl-C: the first stops the run (the stream, the running tool); the second exits.
     interrupt::install(&tool_ctx.abort);
+    interrupt::running(true);
     let json_mode = args.mode == Mode::Json;
     let mut emit = |event: Value| {
         if json_mode {
@@ -532,59 +533,4 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             0
         }
     })
-}
-
-/// SIGINT handling without extra crates: the handler only counts (async-signal-safe), a
-/// watcher thread turns the first interrupt into the run's abort flag, and the second
-/// interrupt exits at once from the handler with `_exit(130)`.
-mod interrupt {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
-
-    #[cfg(unix)]
-    mod sys {
-        use std::os::raw::c_int;
-        pub const SIGINT: c_int = 2;
-        extern "C" {
-            // `sighandler_t signal(int, sighandler_t)` and `void _exit(int)` from libc, which
-            // every Rust program on unix links already.
-            pub fn signal(signum: c_int, handler: usize) -> usize;
-            pub fn _exit(status: c_int) -> !;
-        }
-    }
-
-    #[cfg(unix)]
-    extern "C" fn on_sigint(_: std::os::raw::c_int) {
-        // Only an atomic add and `_exit`, both async-signal-safe.
-        if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
-            // SAFETY: `_exit` is async-signal-safe and never returns.
-            unsafe { sys::_exit(130) }
-        }
-    }
-
-    /// Installs the handler and a watcher that sets `abort` at the first interrupt.
-    pub fn install(abort: &Arc<AtomicBool>) {
-        #[cfg(unix)]
-        {
-            // SAFETY: `on_sigint` has the C handler signature and only touches an atomic
-            // and `_exit`; `signal` with a valid function pointer has no other requirement.
-            unsafe {
-                sys::signal(sys::SIGINT, on_sigint as extern "C" fn(std::os::raw::c_int) as usize);
-            }
-            let abort = Arc::clone(abort);
-            std::thread::spawn(move || loop {
-                if INTERRUPTS.load(Ordering::SeqCst) > 0 {
-                    abort.store(true, Ordering::SeqCst);
-                    eprintln!("aborting… (Ctrl-C again to exit at once)");
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            });
-        }
-        #[cfg(not(unix))]
-        let _ = abort;
-    }
 }

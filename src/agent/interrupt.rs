@@ -1,0 +1,44 @@
+//! Ctrl-C for the agent, as pi treats it: the first one aborts what is running (the model's
+//! stream, a tool, a compaction: they watch the abort flag), the second one exits at once
+//! (status 130), whatever is still running.
+//!
+//! The handler runs on `ctrlc`'s own thread, so the second Ctrl-C exits even while the main
+//! thread is blocked. It is installed once per process; in the REPL, after the line editor,
+//! which takes SIGINT for itself when it is created (at its prompt the terminal is raw and
+//! Ctrl-C is a key it reads).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Interrupts since the last [`reset`].
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// Whether a run is going (an interrupt then aborts it); else it only warns.
+static RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// Installs the handler: the first interrupt sets `abort` while a run is going (and says so),
+/// a second one exits with status 130.
+pub fn install(abort: &Arc<AtomicBool>) {
+    let abort = Arc::clone(abort);
+    // An error here means a handler is already installed: the first one stays.
+    let _ = ctrlc::set_handler(move || {
+        if COUNT.fetch_add(1, Ordering::SeqCst) >= 1 {
+            std::process::exit(130);
+        }
+        if RUNNING.load(Ordering::SeqCst) {
+            abort.store(true, Ordering::SeqCst);
+            eprintln!("\naborting… (Ctrl-C again to exit at once)");
+        } else {
+            eprintln!("\n(Ctrl-C again to exit)");
+        }
+    });
+}
+
+/// A run starts (`true`) or ends: interrupts abort it only while it runs.
+pub fn running(yes: bool) {
+    RUNNING.store(yes, Ordering::SeqCst);
+}
+
+/// A new prompt was read: the next Ctrl-C is a first one again.
+pub fn reset() {
+    COUNT.store(0, Ordering::SeqCst);
+}
