@@ -67,7 +67,7 @@ pub fn summarize_left_branch(
     let parent = match &collected.new_leaf {
         NewLeaf::Entry(i) => Some(id(*i)?),
         NewLeaf::Root => None,
-        NewLeaf::Missing(missing) => anyhow::bail!("Entry {missing} not found (the parent of {to})"),
+        NewLeaf::Missing(missing) => bail!("Entry {missing} not found (the parent of {to})"),
     };
     let details = json!({"readFiles": summary.read_files, "modifiedFiles": summary.modified_files});
     let from_id = id(from)?;
