@@ -5,7 +5,7 @@
 //! template-string conversion (`${msg.exitCode}`), and numbers having no int/float split.
 //! Keeping these in one place lets the projection code read like pi's.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// JS truthiness of an optional (possibly `undefined`) JSON value.
 pub fn truthy(v: Option<&Value>) -> bool {
@@ -283,9 +283,125 @@ pub fn v8_sort_by_key<T: Copy>(items: &mut [T], key: impl Fn(T) -> Option<f64>) 
     }
 }
 
+/// A number as JS prints it (`String(n)`).
+pub fn number_string(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    // Integers a double holds exactly print as themselves; larger ones go through the
+    // shortest round-trip digits below, as JS does (2^64 prints as 18446744073709552000).
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        return format!("{}", x as i64);
+    }
+    // Shortest round-trip digits, then JS's choice of notation.
+    let s = format!("{:e}", x);
+    let (mantissa, exp) = s.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("exponent");
+    let neg = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i32;
+    let n = exp + 1;
+    let body = if (-5..=0).contains(&(n - 1)) && n <= 0 {
+        format!("0.{}{}", "0".repeat((-n) as usize), digits)
+    } else if k <= n && n <= 21 {
+        format!("{}{}", digits, "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{}", "0".repeat((-n) as usize), digits)
+    } else {
+        let e = n - 1;
+        let sign = if e < 0 { "-" } else { "+" };
+        if k == 1 {
+            format!("{digits}e{sign}{}", e.abs())
+        } else {
+            format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], e.abs())
+        }
+    };
+    if neg {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// Whether a key is an array index, which JS objects list first, in numeric order.
+fn array_index(k: &str) -> Option<u32> {
+    if k == "0" {
+        return Some(0);
+    }
+    if k.is_empty() || k.starts_with('0') || !k.bytes().all(|b| b.is_ascii_digit()) || k.len() > 10 {
+        return None;
+    }
+    k.parse::<u64>().ok().filter(|&n| n < u64::from(u32::MAX)).map(|n| n as u32)
+}
+
+/// An object's properties in JS order (`Object.entries`): array-index keys ascending,
+/// then the other keys in insertion order.
+pub fn entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
+    let mut indexed: Vec<(u32, &str, &Value)> =
+        map.iter().filter_map(|(k, v)| array_index(k).map(|n| (n, k.as_str(), v))).collect();
+    if indexed.is_empty() {
+        return map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    }
+    indexed.sort_by_key(|&(n, _, _)| n);
+    let mut out: Vec<(&str, &Value)> = indexed.into_iter().map(|(_, k, v)| (k, v)).collect();
+    out.extend(map.iter().filter(|(k, _)| array_index(k).is_none()).map(|(k, v)| (k.as_str(), v)));
+    out
+}
+
+/// `JSON.stringify(value)` (compact).
+pub fn stringify(v: &Value) -> String {
+    let mut out = String::new();
+    write_json(v, &mut out);
+    out
+}
+
+fn write_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.is_finite() => out.push_str(&number_string(f)),
+            _ => out.push_str("null"),
+        },
+        // serde_json escapes exactly what JSON.stringify escapes in a well-formed string.
+        Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in entries(map).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(':');
+                write_json(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn dates_parse_like_js() {
@@ -322,5 +438,30 @@ mod tests {
         let mut idx = [0usize, 1, 2];
         v8_sort_by_key(&mut idx, |i| ts[i]);
         assert_eq!(idx, [0, 2, 1]);
+    }
+
+    #[test]
+    fn numbers_print_like_js() {
+        assert_eq!(number_string(12.0), "12");
+        assert_eq!(number_string(1.5), "1.5");
+        assert_eq!(number_string(-0.0), "0");
+        assert_eq!(number_string(1e21), "1e+21");
+        assert_eq!(number_string(1e-7), "1e-7");
+        assert_eq!(number_string(0.000001), "0.000001");
+        assert_eq!(number_string(123456.789), "123456.789");
+        assert_eq!(number_string(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn stringify_matches_js() {
+        let v: Value = serde_json::from_str(
+            r#"{"b":1.0,"2":"x","1":[0.5,1e21,1e-7,-0.0,12345678901234567890],"a":"\u0001\n\"é"}"#,
+        )
+        .unwrap();
+        assert_eq!(stringify(&v), r#"{"1":[0.5,1e+21,1e-7,0,12345678901234567000],"2":"x","b":1,"a":"\u0001\n\"é"}"#);
+        assert_eq!(stringify(&json!({"path": "src/a.js"})), r#"{"path":"src/a.js"}"#);
+        assert_eq!(number_string(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(number_string(1.5e-8), "1.5e-8");
+        assert_eq!(number_string(1e-6), "0.000001");
     }
 }

@@ -1039,7 +1039,7 @@ fn display_text(session: &Session, node: u32, info: &Info, calls: &HashMap<&str,
         }
         EntryType::Compaction => {
             let tokens = js_round(js_to_number(f("tokensBefore")) / 1000.0);
-            Text::whole(format!("[compaction: {}k tokens]", js_number(tokens)), Tone::Summary)
+            Text::whole(format!("[compaction: {}k tokens]", js::number_string(tokens)), Tone::Summary)
         }
         EntryType::BranchSummary => {
             Text::new("[branch summary]: ", Tone::Summary, normalize(&js_str(f("summary"))), Tone::Plain)
@@ -1215,7 +1215,7 @@ fn format_tool_call(name: &str, args: Option<&RawValue>, home: &str) -> String {
         }
         "ls" => format!("[ls: {}]", path_of(&["path"], ".")),
         _ => {
-            let json = js_stringify(&args);
+            let json = js::stringify(&args);
             let cut = slice_utf16(&json, 40);
             format!("[{name}: {cut}{}]", if utf16_len(&json) > 40 { "..." } else { "" })
         }
@@ -1278,14 +1278,14 @@ fn read_line_range(offset: Option<&Value>, limit: Option<&Value>) -> String {
     let start = if absent(offset) { Some(1.0) } else { parse_line_number(offset) };
     let Some(start) = start else { return String::new() };
     if absent(limit) {
-        return format!(":{}", js_number(start));
+        return format!(":{}", js::number_string(start));
     }
     let Some(count) = parse_line_number(limit) else { return String::new() };
     let end = start + count - 1.0;
     if end != 0.0 && !end.is_nan() {
-        format!(":{}-{}", js_number(start), js_number(end))
+        format!(":{}-{}", js::number_string(start), js::number_string(end))
     } else {
-        format!(":{}", js_number(start))
+        format!(":{}", js::number_string(start))
     }
 }
 
@@ -1356,92 +1356,6 @@ fn js_round(x: f64) -> f64 {
         0.0
     } else {
         r
-    }
-}
-
-/// A number as JS prints it (`String(n)`).
-pub fn js_number(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    if x.fract() == 0.0 && x.abs() < 1e21 {
-        return format!("{}", x as i128);
-    }
-    // Shortest round-trip digits, then JS's choice of notation.
-    let s = format!("{:e}", x);
-    let (mantissa, exp) = s.split_once('e').expect("{:e} has an exponent");
-    let exp: i32 = exp.parse().expect("exponent");
-    let neg = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i32;
-    let n = exp + 1;
-    let body = if (-5..=0).contains(&(n - 1)) && n <= 0 {
-        format!("0.{}{}", "0".repeat((-n) as usize), digits)
-    } else if k <= n && n <= 21 {
-        format!("{}{}", digits, "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{}", "0".repeat((-n) as usize), digits)
-    } else {
-        let e = n - 1;
-        let sign = if e < 0 { "-" } else { "+" };
-        if k == 1 {
-            format!("{digits}e{sign}{}", e.abs())
-        } else {
-            format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], e.abs())
-        }
-    };
-    if neg {
-        format!("-{body}")
-    } else {
-        body
-    }
-}
-
-/// `JSON.stringify(value)` (numbers as JS prints them).
-fn js_stringify(v: &Value) -> String {
-    let mut out = String::new();
-    write_js_json(v, &mut out);
-    out
-}
-
-fn write_js_json(v: &Value, out: &mut String) {
-    match v {
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if f.is_finite() => out.push_str(&js_number(f)),
-            _ => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_js_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
-                out.push(':');
-                write_js_json(item, out);
-            }
-            out.push('}');
-        }
-        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -1859,7 +1773,7 @@ impl<'de> serde::Deserialize<'de> for JsString<'de> {
                 Ok(JsString(Some(Cow::Owned(v.to_string()))))
             }
             fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(JsString(Some(Cow::Owned(js_number(v)))))
+                Ok(JsString(Some(Cow::Owned(js::number_string(v)))))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut items = Vec::new();
@@ -2000,18 +1914,6 @@ impl<'de, 's> Visitor<'de> for BlockSeed<'s, 'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_print_like_js() {
-        assert_eq!(js_number(12.0), "12");
-        assert_eq!(js_number(1.5), "1.5");
-        assert_eq!(js_number(-0.0), "0");
-        assert_eq!(js_number(1e21), "1e+21");
-        assert_eq!(js_number(1e-7), "1e-7");
-        assert_eq!(js_number(0.000001), "0.000001");
-        assert_eq!(js_number(123456.789), "123456.789");
-        assert_eq!(js_number(f64::NAN), "NaN");
-    }
 
     #[test]
     fn read_ranges_like_pi() {

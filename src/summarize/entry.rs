@@ -75,5 +75,5 @@ pub fn compaction(
 
 /// The line for an entry: `JSON.stringify(entry)`.
 pub fn line(entry: &Value) -> String {
-    super::text::stringify(entry)
+    crate::session::js::stringify(entry)
 }

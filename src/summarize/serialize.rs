@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::text::{content_text, js_entries, slice_head, sort_utf16, stringify, utf16_len};
+use super::text::{content_text, slice_head, sort_utf16, utf16_len};
 use crate::session::js;
+use crate::session::js::{entries as js_entries, stringify};
 
 /// Paths seen in `read`, `write` and `edit` calls (pi's `FileOperations` sets).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

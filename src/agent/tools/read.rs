@@ -12,6 +12,7 @@ use super::common::{
 };
 use super::image::Processed;
 use super::{arg_f64, arg_str, declaration, text_block, Tool, ToolContext, ToolOutput};
+use crate::session::js::number_string as js_num;
 
 pub struct ReadTool;
 
@@ -142,14 +143,6 @@ fn js_slice_index(i: f64, len: usize) -> usize {
         (len as f64 + i).max(0.0) as usize
     } else {
         i.min(len as f64) as usize
-    }
-}
-
-fn js_num(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e21 {
-        format!("{}", f as i64)
-    } else {
-        format!("{f}")
     }
 }
 

@@ -132,10 +132,3 @@ fn js_numbers(v: Value) -> Value {
         other => other,
     }
 }
-
-/// `JSON.stringify(v)` (compact). Integral floats print as integers, as in JS; other
-/// floats use serde_json's shortest form, which differs from JS only in where it switches
-/// to exponent notation.
-fn js_stringify(v: &Value) -> String {
-    serde_json::to_string(&js_numbers(v.clone())).unwrap_or_default()
-}

@@ -13,7 +13,8 @@ use serde_json::{json, Map, Value};
 
 use super::model::Target;
 use super::transform::{resolve_transcript, transform_messages};
-use super::{content_blocks, is_blank, js_stringify, js_trim_is_empty, role, str_field};
+use super::{content_blocks, is_blank, js_trim_is_empty, role, str_field};
+use crate::session::js::stringify as js_stringify;
 use crate::session::{js, system};
 
 /// The `compat` fields of `detectCompat` that shape `messages` and `tools`.
