@@ -7,6 +7,12 @@ use super::js;
 
 /// `contentText`: a string as is, else the text blocks joined by `\n`.
 pub fn content_text(content: Option<&Value>) -> String {
+    content_text_joined(content, "\n")
+}
+
+/// pi-ai's `contentText(content, separator)`: a string as is, else the `text` blocks'
+/// texts joined by `separator`. Anything else (pi would throw on it) is empty.
+pub fn content_text_joined(content: Option<&Value>, separator: &str) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => blocks
@@ -14,7 +20,7 @@ pub fn content_text(content: Option<&Value>) -> String {
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
             .map(|b| js::to_js_string(b.get("text")))
             .collect::<Vec<_>>()
-            .join("\n"),
+            .join(separator),
         _ => String::new(),
     }
 }

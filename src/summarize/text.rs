@@ -37,20 +37,7 @@ pub fn sort_utf16(v: &mut [String]) {
     v.sort_by(|a, b| cmp_utf16(a, b));
 }
 
-/// pi-ai's `contentText(content, separator)`: a string as is, else the `text` blocks'
-/// texts joined by `separator`. Anything else (pi would throw on it) is empty.
-pub fn content_text(content: Option<&Value>, separator: &str) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .map(|b| js::to_js_string(b.get("text")))
-            .collect::<Vec<_>>()
-            .join(separator),
-        _ => String::new(),
-    }
-}
+pub use crate::session::system::content_text_joined as content_text;
 
 /// `JSON.stringify(value).length` for an optional value (`undefined` has no JSON; pi
 /// would throw reading its length, pisces counts 0).
