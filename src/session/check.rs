@@ -292,9 +292,17 @@ fn describe(p: Problem, severity: Severity) -> (Level, &'static str, &'static st
             ("dangling-parent", "the entry starts a separate root in pi's tree; its parent is missing from the file")
         }
         Cycle => ("parent-cycle", "pi's context builder loops on a path through it; fix one parentId in the cycle"),
+        Unreadable => (
+            "unreadable",
+            "pi reads the line but pisces cannot; `pisces show --raw` prints it as it is, and commands that need its content stop there",
+        ),
+        InvalidUtf8 => (
+            "invalid-utf8",
+            "pi reads the line with U+FFFD in place of the bad bytes; re-encode the file as UTF-8 to keep the original text",
+        ),
     };
     let level = match (p, severity) {
-        (BlankLines | Crlf | NoFinalNewline | SecondHeader | UnknownType | UnknownRole | NotObject, _) => {
+        (BlankLines | Crlf | NoFinalNewline | SecondHeader | UnknownType | UnknownRole | NotObject | InvalidUtf8, _) => {
             Level::Warning
         }
         (_, Severity::Note) => Level::Info,

@@ -202,6 +202,8 @@ pub struct EntryMeta {
     /// A later entry has the same id: pi's index keeps the later one, so this entry
     /// cannot be reached by id.
     pub shadowed: bool,
+    /// Valid JSON that pisces cannot parse whole (see `load::Flags`).
+    pub unreadable: bool,
 }
 
 impl EntryMeta {
@@ -216,6 +218,7 @@ impl EntryMeta {
             kind,
             role,
             shadowed: false,
+            unreadable: false,
         }
     }
 

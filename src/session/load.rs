@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::entry::{EntryMeta, EntryType, Role, StrRef};
 use super::js;
+use super::validate::{validate, Verdict, MAX_DEPTH};
 
 /// A line that is not an entry, or an entry worth a remark, found while scanning.
 pub(crate) enum Event {
@@ -37,6 +38,11 @@ pub(crate) enum Event {
     UnknownRole,
     /// A `message` entry without a `message` object.
     MessageWithoutMessage,
+    /// Valid JSON that pi keeps but pisces cannot read whole (too deep, a number beyond
+    /// f64): the entry stays in the tree, its content cannot be shown.
+    Unreadable(String),
+    /// Bytes that are not UTF-8 (read as U+FFFD, as Node decodes them).
+    InvalidUtf8,
 }
 
 /// Every line of a file, scanned.
@@ -118,7 +124,7 @@ fn scan_range(data: &[u8], range: Range<usize>, first_line: u32, bad_lines: &BTr
         } else {
             scan_line(bytes)
         };
-        let fields = match scanned {
+        let (fields, flags) = match scanned {
             LineScan::Blank => {
                 out.events.push((line, Event::Blank));
                 continue;
@@ -127,20 +133,27 @@ fn scan_range(data: &[u8], range: Range<usize>, first_line: u32, bad_lines: &BTr
                 out.events.push((line, Event::Malformed(why)));
                 continue;
             }
-            LineScan::NotObject { truthy: false, text } => {
+            LineScan::NotObject { truthy: false, text, .. } => {
                 out.events.push((line, Event::Falsy(text)));
                 continue;
             }
-            LineScan::NotObject { truthy: true, text } => {
+            LineScan::NotObject { truthy: true, text, flags } => {
                 out.events.push((line, Event::NotObject(text)));
-                Fields { ty: None, id: None, parent_id: None, timestamp: None, role: None, has_message: false }
+                (Fields { ty: None, id: None, parent_id: None, timestamp: None, role: None, has_message: false }, flags)
             }
-            LineScan::Object(f) => f,
+            LineScan::Object(f, flags) => (f, flags),
         };
+        if flags.invalid_utf8 {
+            out.events.push((line, Event::InvalidUtf8));
+        }
+        if let Some(why) = flags.unreadable.clone() {
+            out.events.push((line, Event::Unreadable(why)));
+        }
         let not_object =
             fields.ty.is_none() && matches!(out.events.last(), Some((l, Event::NotObject(_))) if *l == line);
         let no_message = fields.ty.as_deref() == Some("message") && !fields.has_message;
         let (mut entry, ty) = fields.into_entry(line, span.clone(), bytes, &mut out.owned);
+        entry.unreadable = flags.unreadable.is_some();
         if not_object {
             entry.kind = EntryType::NotObject;
         }
@@ -171,9 +184,18 @@ pub(crate) enum LineScan<'a> {
     Malformed(String),
     /// A JSON value that is not an object. pi keeps truthy ones as entries without type
     /// or id, and skips `null`, `false`, `0` and `""`.
-    NotObject { truthy: bool, text: String },
+    NotObject { truthy: bool, text: String, flags: Flags },
     /// An object: what the index needs of it.
-    Object(Fields<'a>),
+    Object(Fields<'a>, Flags),
+}
+
+/// What the validation of a kept line found besides its fields.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Flags {
+    /// Valid JSON that pisces cannot read whole, and why.
+    pub unreadable: Option<String>,
+    /// Some bytes are not UTF-8.
+    pub invalid_utf8: bool,
 }
 
 /// The index's view of an entry line, decoded and borrowed from the file where possible.
@@ -238,41 +260,76 @@ impl<'a> Prefix<'a> {
 
 const STOP: &str = "\u{0}pisces-stop";
 
-/// Scans one physical line (without its `\n`).
+/// Scans one physical line (without its `\n`): validates it whole (see `validate`), then
+/// reads the index's fields from its first keys.
 pub(crate) fn scan_line(line: &[u8]) -> LineScan<'_> {
     let Some(first) = first_non_blank(line) else { return LineScan::Blank };
+    let mut flags = Flags::default();
+    match validate(line) {
+        Verdict::Whole { non_ascii } => flags.invalid_utf8 = non_ascii && std::str::from_utf8(line).is_err(),
+        Verdict::Malformed => {
+            // The parser's own words say what is wrong (and it has the last word: a line
+            // it reads is kept, though the validator and the parser never disagree in the
+            // tests).
+            match parse_value(line) {
+                Err(e) => return LineScan::Malformed(e.to_string()),
+                Ok(_) => flags.invalid_utf8 = std::str::from_utf8(line).is_err(),
+            }
+        }
+        Verdict::TooDeep { depth } => {
+            flags.unreadable = Some(format!(
+                "valid JSON nested {depth} levels deep, deeper than pisces reads ({MAX_DEPTH}); pi reads it (and fails when it serializes it)"
+            ))
+        }
+        Verdict::NumberOutOfRange => {
+            flags.unreadable = Some(
+                "valid JSON with a number too large for a 64-bit float, which pisces cannot hold (pi reads it as Infinity)"
+                    .into(),
+            )
+        }
+    }
     if line[first] != b'{' {
         // Rare: parse it whole to see what JSON.parse would make of it.
         return match parse_value(line) {
-            Ok(v) => LineScan::NotObject { truthy: js::truthy(Some(&v)), text: preview(&v) },
+            Ok(v) => LineScan::NotObject { truthy: js::truthy(Some(&v)), text: preview(&v), flags },
+            Err(_) if flags.unreadable.is_some() => {
+                LineScan::NotObject { truthy: true, text: preview_bytes(line), flags }
+            }
             Err(e) => LineScan::Malformed(e.to_string()),
         };
     }
-    if let Some(fields) = fast_fields(&line[first..]) {
-        return if ends_with_brace(line) {
-            LineScan::Object(fields)
-        } else {
-            LineScan::Malformed("the line ends before its JSON object does".into())
-        };
-    }
-    let mut prefix = Prefix::default();
-    let mut de = serde_json::Deserializer::from_slice(line);
-    let result = (&mut de).deserialize_map(EntryVisitor { p: &mut prefix });
-    match result {
-        Ok(()) => match de.end() {
-            Ok(()) => LineScan::Object(prefix.into_fields()),
-            Err(e) => LineScan::Malformed(e.to_string()),
-        },
-        // We did not read to the end; the line must at least close its object.
-        Err(_) if prefix.stopped && ends_with_brace(line) => LineScan::Object(prefix.into_fields()),
-        Err(_) if prefix.stopped => LineScan::Malformed("the line ends before its JSON object does".into()),
-        Err(e) => LineScan::Malformed(e.to_string()),
+    match object_fields(line) {
+        Some(fields) => LineScan::Object(fields, flags),
+        None if flags.unreadable.is_some() => LineScan::Malformed(flags.unreadable.unwrap_or_default()),
+        None => LineScan::Malformed("the line ends before its JSON object does".into()),
     }
 }
 
-fn ends_with_brace(line: &[u8]) -> bool {
-    let last = line.iter().rposition(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
-    last.map(|i| line[i]) == Some(b'}')
+/// The index's fields of a line that is known to be a whole JSON object (`None` if its
+/// first keys cannot be read, which only a line too deep for the parser can cause).
+pub(crate) fn object_fields(line: &[u8]) -> Option<Fields<'_>> {
+    let first = first_non_blank(line)?;
+    if let Some(fields) = fast_fields(&line[first..]) {
+        return Some(fields);
+    }
+    let mut prefix = Prefix::default();
+    let mut de = serde_json::Deserializer::from_slice(line);
+    match (&mut de).deserialize_map(EntryVisitor { p: &mut prefix }) {
+        Ok(()) => Some(prefix.into_fields()),
+        // We stopped reading once the first keys were read.
+        Err(_) if prefix.stopped => Some(prefix.into_fields()),
+        Err(_) => None,
+    }
+}
+
+/// The start of a line that cannot be parsed, for messages.
+fn preview_bytes(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&line[..line.len().min(40)]);
+    if line.len() > 40 {
+        format!("{text}…")
+    } else {
+        text.into_owned()
+    }
 }
 
 /// The fast path for pi's own layout, which covers nearly every line pi writes:
@@ -579,14 +636,9 @@ fn estimate_lines(chunk: &[u8]) -> usize {
 pub fn parse_value(line: &[u8]) -> Result<Value, serde_json::Error> {
     match serde_json::from_slice(line) {
         Ok(v) => Ok(v),
-        Err(e) => {
-            let text = String::from_utf8_lossy(line);
-            let fixed = replace_lone_surrogates(&text);
-            match serde_json::from_str(&fixed) {
-                Ok(v) => Ok(v),
-                Err(_) => Err(e),
-            }
-        }
+        // Not UTF-8, or a lone surrogate escape: parse what Node would have decoded (the
+        // error, if any, is then about the JSON itself).
+        Err(_) => serde_json::from_str(&replace_lone_surrogates(&String::from_utf8_lossy(line))),
     }
 }
 
@@ -650,20 +702,22 @@ mod tests {
 
     fn obj(line: &str) -> Fields<'_> {
         match scan_line(line.as_bytes()) {
-            LineScan::Object(p) => p,
+            LineScan::Object(p, _) => p,
             _ => panic!("not an object: {line}"),
         }
     }
 
     #[test]
     fn reads_the_first_keys_and_stops() {
-        // Both paths: pi's layout (fast) and an escaped id (serde), with a damaged tail
-        // that only a whole parse would see.
+        // Both paths: pi's layout (fast) and an escaped id (serde). The fields come from
+        // the first keys alone (the damaged tail is not read), while the scan, which
+        // validates the whole line first, rejects the line.
         for line in [
             r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[BROKEN]}}"#,
             r#"{"type":"message","id":"a\u0031","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[BROKEN]}}"#,
         ] {
-            let p = obj(line);
+            assert!(matches!(scan_line(line.as_bytes()), LineScan::Malformed(_)));
+            let p = object_fields(line.as_bytes()).expect("first keys");
             assert_eq!(p.role.as_deref(), Some("user"));
             assert_eq!(p.id.as_deref(), Some("a1"));
             assert_eq!(p.parent_id, None);
@@ -698,7 +752,7 @@ mod tests {
         assert!(matches!(scan_line(b"not json"), LineScan::Malformed(_)));
         assert!(matches!(scan_line(b"null"), LineScan::NotObject { truthy: false, .. }));
         assert!(matches!(scan_line(b"[1]"), LineScan::NotObject { truthy: true, .. }));
-        assert!(matches!(scan_line(b"{\"type\":\"label\"}\r"), LineScan::Object(_)));
+        assert!(matches!(scan_line(b"{\"type\":\"label\"}\r"), LineScan::Object(..)));
     }
 
     #[test]

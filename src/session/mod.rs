@@ -16,6 +16,7 @@ pub mod source;
 pub mod system;
 pub mod tree;
 pub mod usage;
+pub mod validate;
 pub mod view;
 pub mod write;
 
@@ -53,6 +54,8 @@ pub enum Problem {
     SelfParent,
     DanglingParent,
     Cycle,
+    Unreadable,
+    InvalidUtf8,
 }
 
 /// One finding about a session file, tied to a line where there is one.

@@ -1,14 +1,34 @@
-//! Where session bytes come from: a memory map for regular files, a read buffer for
-//! stdin, pipes and special files. Nothing here ever opens a file for writing.
+//! Where session bytes come from: a guarded memory map for regular files, a read buffer
+//! for stdin, pipes and special files. Nothing here ever opens a file for writing.
+//!
+//! **A file that shrinks under a read.** A memory map is only plain memory while the file
+//! keeps its length: when another process truncates the file (pi rewrites version-1 and -2
+//! files when it opens them, oh-my-pi rewrites whole files), touching a mapped page past the
+//! new end raises SIGBUS, which kills a process by default. pisces maps files anyway, because
+//! a 1 GB session then costs page cache and not 1 GB of heap, and guards the mapping:
+//!
+//! * a SIGBUS handler (installed once, for mappings of this module only) replaces the
+//!   faulting page and the rest of that mapping with zero pages, marks the source as
+//!   faulted, and returns, so the read goes on over zeros instead of dying;
+//! * [`Source::changed`] says afterwards whether the bytes read are a consistent state of
+//!   the file: no fault, and the file (by the open handle, so a rename over it does not
+//!   count) either has the same size and modification time, or only grew (an append, as pi
+//!   and pisces write: the mapped prefix is unchanged);
+//! * the loader ([`super::open`]) reads the file again when it changed, a few times, and then
+//!   stops with an error that says so.
+//!
+//! A fault at an address that is not one of these mappings is left to the handler that was
+//! there before (the default: the process dies, as it would have).
 
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::LoadError;
 
 enum Bytes {
-    Mapped(memmap2::Mmap),
+    Mapped(Guarded),
     Owned(Vec<u8>),
 }
 
@@ -22,9 +42,23 @@ pub struct Source {
     bytes: Bytes,
 }
 
+/// What a file looked like when it was opened, to tell afterwards whether it changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    fn of(file: &File) -> std::io::Result<Stamp> {
+        let meta = file.metadata()?;
+        Ok(Stamp { len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
 impl Source {
-    /// Opens a file read-only. Regular non-empty files are memory-mapped so that a
-    /// multi-gigabyte session costs page cache, not heap.
+    /// Opens a file read-only. Regular non-empty files are memory-mapped (guarded, see the
+    /// module docs) so that a multi-gigabyte session costs page cache, not heap.
     pub fn open(path: &Path) -> Result<Source, LoadError> {
         let io = |source| LoadError::Io { name: path.display().to_string(), source };
         let file = File::open(path).map_err(io)?;
@@ -33,10 +67,10 @@ impl Source {
             return Err(LoadError::IsADirectory { name: path.display().to_string() });
         }
         let bytes = if meta.is_file() && meta.len() > 0 {
-            match map_file(&file) {
+            match Guarded::map(file) {
                 Ok(map) => Bytes::Mapped(map),
                 // Some filesystems cannot map; reading is always possible.
-                Err(_) => Bytes::Owned(read_all(file).map_err(io)?),
+                Err((file, _)) => Bytes::Owned(read_all(file).map_err(io)?),
             }
         } else {
             // Pipes, /dev/stdin, /proc files report a size of 0: read them.
@@ -62,8 +96,18 @@ impl Source {
 
     pub fn bytes(&self) -> &[u8] {
         match &self.bytes {
-            Bytes::Mapped(m) => m,
+            Bytes::Mapped(m) => m.bytes(),
             Bytes::Owned(v) => v,
+        }
+    }
+
+    /// Whether the bytes read so far may not be one state of the file: another process
+    /// truncated it under the mapping (some bytes read as zeros), or rewrote it in place.
+    /// A file that only grew did not change what was read. Bytes in memory never change.
+    pub fn changed(&self) -> bool {
+        match &self.bytes {
+            Bytes::Owned(_) => false,
+            Bytes::Mapped(m) => m.changed(),
         }
     }
 }
@@ -74,14 +118,240 @@ fn read_all(mut file: File) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Maps `file` read-only.
-///
-/// SAFETY: a memory map is only sound while no one truncates or rewrites the file under
-/// it. Session files are append-only by design (pi and pisces only ever append whole
-/// lines, or write new files and rename them into place, which leaves our mapping on the
-/// old inode); appended bytes lie beyond the mapped length and are never read. A process
-/// that truncates a session while pisces reads it could make a read fault (SIGBUS); that
-/// is the same trade ripgrep makes, and why stdin and special files are read instead.
-fn map_file(file: &File) -> std::io::Result<memmap2::Mmap> {
-    unsafe { memmap2::Mmap::map(file) }
+/// A read-only mapping of a whole file, registered with the SIGBUS guard while it lives.
+struct Guarded {
+    map: memmap2::Mmap,
+    /// The open file: its metadata says whether the inode changed since it was mapped.
+    file: File,
+    stamp: Stamp,
+    slot: guard::Slot,
+}
+
+impl Guarded {
+    fn map(file: File) -> Result<Guarded, (File, std::io::Error)> {
+        let stamp = match Stamp::of(&file) {
+            Ok(s) => s,
+            Err(e) => return Err((file, e)),
+        };
+        // SAFETY: the mapping is read-only and private to this process. Its soundness
+        // problem is another process shrinking the file while we read it (a read past the
+        // new end raises SIGBUS): the guard below turns that fault into zero bytes plus a
+        // flag instead of a crash, and `changed()` makes callers discard such a read. Bytes
+        // rewritten in place without a fault are caught by `changed()` too (size or time).
+        let map = match unsafe { memmap2::Mmap::map(&file) } {
+            Ok(m) => m,
+            Err(e) => return Err((file, e)),
+        };
+        let slot = guard::register(map.as_ptr() as usize, map.len());
+        Ok(Guarded { map, file, stamp, slot })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    fn changed(&self) -> bool {
+        if self.slot.faulted() {
+            return true;
+        }
+        match Stamp::of(&self.file) {
+            Ok(now) if now == self.stamp => false,
+            // Grown and nothing faulted: an append, which leaves the mapped bytes as they were.
+            Ok(now) => now.len <= self.stamp.len,
+            Err(_) => true,
+        }
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        // Before the mapping goes: the handler must not touch a range that may be reused.
+        self.slot.release();
+    }
+}
+
+/// The SIGBUS guard: a table of guarded ranges and a handler that knows them.
+#[cfg(unix)]
+mod guard {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Once, OnceLock};
+
+    /// How many mappings can be guarded at once (pisces maps one or two files a command;
+    /// beyond this a mapping is simply not guarded).
+    const SLOTS: usize = 32;
+
+    struct Range {
+        start: AtomicUsize,
+        len: AtomicUsize,
+        faulted: AtomicBool,
+    }
+
+    #[allow(clippy::declare_interior_mutable_const)]
+    const FREE: Range = Range { start: AtomicUsize::new(0), len: AtomicUsize::new(0), faulted: AtomicBool::new(false) };
+    static RANGES: [Range; SLOTS] = [FREE; SLOTS];
+    static INSTALL: Once = Once::new();
+    static PAGE: AtomicUsize = AtomicUsize::new(4096);
+    /// The handler that was installed before ours, for faults that are not ours.
+    static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+
+    /// A registered range (or none, when every slot is taken).
+    pub struct Slot(Option<usize>);
+
+    impl Slot {
+        pub fn faulted(&self) -> bool {
+            self.0.is_some_and(|k| RANGES[k].faulted.load(Ordering::Acquire))
+        }
+
+        pub fn release(&self) {
+            if let Some(k) = self.0 {
+                RANGES[k].len.store(0, Ordering::Release);
+                RANGES[k].start.store(0, Ordering::Release);
+            }
+        }
+    }
+
+    pub fn register(start: usize, len: usize) -> Slot {
+        INSTALL.call_once(install);
+        for (k, r) in RANGES.iter().enumerate() {
+            if r.start.compare_exchange(0, start, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                r.faulted.store(false, Ordering::Release);
+                r.len.store(len, Ordering::Release);
+                return Slot(Some(k));
+            }
+        }
+        Slot(None)
+    }
+
+    fn install() {
+        // SAFETY: sysconf and sigaction are called with valid arguments and zeroed structs.
+        unsafe {
+            let page = libc::sysconf(libc::_SC_PAGESIZE);
+            if page > 0 {
+                PAGE.store(page as usize, Ordering::Relaxed);
+            }
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                as libc::sighandler_t;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, &action, &mut previous) == 0 {
+                let _ = PREVIOUS.set(previous);
+            }
+        }
+    }
+
+    /// Runs on the thread that touched a page past the end of a shrunk file. Only
+    /// async-signal-safe work: atomics and one `mmap` system call.
+    extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
+        let addr = unsafe { (*info).si_addr() } as usize;
+        for r in &RANGES {
+            let start = r.start.load(Ordering::Acquire);
+            let len = r.len.load(Ordering::Acquire);
+            if start == 0 || addr < start || addr >= start + len {
+                continue;
+            }
+            let page = PAGE.load(Ordering::Relaxed);
+            let from = addr & !(page - 1);
+            let end = (start + len).div_ceil(page) * page;
+            // SAFETY: [from, end) lies inside a live read-only mapping of ours (registered
+            // until its `Guarded` is dropped, released before unmapping); MAP_FIXED
+            // replaces those pages with private zero pages, so the faulting read is retried
+            // and reads zeros. The mapping's later munmap removes these pages with it.
+            let p = unsafe {
+                libc::mmap(
+                    from as *mut libc::c_void,
+                    end - from,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            if p != libc::MAP_FAILED {
+                r.faulted.store(true, Ordering::Release);
+                return;
+            }
+        }
+        // Not ours (or the remap failed): what would have happened without us.
+        // SAFETY: the previous action came from the kernel; calling its handler with the
+        // arguments we were given is what the kernel would have done.
+        unsafe {
+            match PREVIOUS.get().copied() {
+                Some(prev) if prev.sa_sigaction != libc::SIG_DFL && prev.sa_sigaction != libc::SIG_IGN => {
+                    if prev.sa_flags & libc::SA_SIGINFO != 0 {
+                        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                            std::mem::transmute(prev.sa_sigaction);
+                        f(signal, info, context);
+                    } else {
+                        let f: extern "C" fn(libc::c_int) = std::mem::transmute(prev.sa_sigaction);
+                        f(signal);
+                    }
+                }
+                _ => {
+                    // Restore the default action and return: the faulting instruction runs
+                    // again and the process dies of SIGBUS, as without the guard.
+                    let mut dfl: libc::sigaction = std::mem::zeroed();
+                    dfl.sa_sigaction = libc::SIG_DFL;
+                    libc::sigaction(libc::SIGBUS, &dfl, std::ptr::null_mut());
+                }
+            }
+        }
+    }
+}
+
+/// Elsewhere (Windows) a mapped file cannot be truncated, so there is nothing to guard.
+#[cfg(not(unix))]
+mod guard {
+    pub struct Slot;
+
+    impl Slot {
+        pub fn faulted(&self) -> bool {
+            false
+        }
+        pub fn release(&self) {}
+    }
+
+    pub fn register(_start: usize, _len: usize) -> Slot {
+        Slot
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_file_truncated_under_the_map_reads_as_zeros_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let page = 4096 * 4;
+        std::fs::write(&p, vec![b'x'; page * 8]).unwrap();
+        let source = Source::open(&p).unwrap();
+        assert!(!source.changed());
+        // Shrink it to one page from outside, then read the whole old length.
+        std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(page as u64).unwrap();
+        let bytes = source.bytes();
+        let sum: u64 = bytes.iter().map(|&b| u64::from(b)).sum();
+        assert_eq!(bytes.len(), page * 8);
+        assert!(sum < (b'x' as u64) * (page as u64 * 8), "the pages past the end read as zeros");
+        assert!(source.changed());
+    }
+
+    #[test]
+    fn an_append_is_not_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, b"{\"a\":1}\n").unwrap();
+        let source = Source::open(&p).unwrap();
+        std::fs::OpenOptions::new().append(true).open(&p).unwrap().write_all(b"{\"b\":2}\n").unwrap();
+        assert_eq!(source.bytes(), b"{\"a\":1}\n");
+        assert!(!source.changed());
+        // A rewrite in place to the same length is.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&p, b"{\"c\":3}\n").unwrap();
+        assert!(source.changed());
+    }
 }

@@ -11,7 +11,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::{Map, Value};
 
 use super::entry::{EntryMeta, EntryType, StrRef};
-use super::load::{parse_value, scan, scan_line, Event, LineScan, Scan};
+use super::load::{object_fields, parse_value, scan, Event, Scan};
 use super::{js, Diagnostic, LoadError, Problem, Severity, Source};
 
 /// A resolved label (the latest `label` entry for a target wins; an empty one clears).
@@ -164,6 +164,16 @@ impl<'a> Session<'a> {
                     line,
                     "message entry without a `message`; it gives no context (pi crashes on it when it is on the path)"
                         .into(),
+                )),
+                Event::Unreadable(why) => diags.push(warn(
+                    Problem::Unreadable,
+                    line,
+                    format!("{why}; kept in the tree as pi keeps it, but pisces cannot show or project its content"),
+                )),
+                Event::InvalidUtf8 => diags.push(warn(
+                    Problem::InvalidUtf8,
+                    line,
+                    "bytes that are not UTF-8; read with U+FFFD in their place, as pi (Node) reads them".into(),
                 )),
                 Event::UnknownRole => {
                     unknown_roles += 1;
@@ -565,10 +575,7 @@ impl<'a> Session<'a> {
 
     /// Entry `i`'s `new Date(timestamp).getTime()` (`None` for NaN), read from its line.
     pub fn time(&self, i: u32) -> Option<f64> {
-        match scan_line(self.raw_line(i)) {
-            LineScan::Object(fields) => fields.time(),
-            _ => None,
-        }
+        object_fields(self.raw_line(i)).and_then(|fields| fields.time())
     }
 
     /// Entry `i`'s id (version-1 entries: `L<line>`).
