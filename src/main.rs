@@ -1,4 +1,5 @@
-//! The `pisces` binary: parse arguments, run, map errors to exit codes.
+//! The `pisces` binary: read the environment once, parse arguments, run, and turn the
+//! outcome into an exit status (see `pisces::exit`).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -20,22 +21,24 @@ fn main() -> ExitCode {
 }
 
 fn run() -> ExitCode {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("pisces: internal error (a bug in pisces; please report it with the command that caused it)");
+        default_hook(info);
+    }));
     let cli = pisces::cli::Cli::parse();
-    match pisces::cli::run(cli) {
-        Ok(code) => ExitCode::from(code),
+    let env = pisces::env::Env::from_process();
+    match pisces::cli::run(cli, env) {
+        Ok(status) => status.into(),
         Err(err) => {
             // `pisces path big.jsonl | head` closes the pipe early: that is success.
-            if err.chain().any(|e| {
-                e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
+            if pisces::exit::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
+            let hints = pisces::exit::hints_of(&err);
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "pisces: error: {err}");
-            for cause in err.chain().skip(1) {
-                let _ = writeln!(stderr, "  caused by: {cause}");
-            }
-            ExitCode::from(2)
+            let _ = writeln!(stderr, "{}", pisces::render::error_text(&err, &hints));
+            pisces::exit::status_of(&err).into()
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod interrupt;
 pub mod navigate;
 pub mod repl;
 pub mod run;
+pub mod target;
 pub mod tools;
 
 pub use tools::{builtin_tools, execute_tool_call, Tool, ToolContext, ToolOutput, ALL_TOOLS, DEFAULT_TOOLS};

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::json;
 
+use crate::formats::pi::{self, fork};
 use crate::llm::{ModelInfo, PiConfig, Provider};
-use crate::session::context::Damaged;
-use crate::session::{fork, rev, write, Session, Source};
+use crate::session::write::{self, Shape};
+use crate::session::{rev, EntryIdx, Session, Source};
 use crate::summarize::branch::{self, NewLeaf};
 
 /// The tokens a branch summary's messages may take: the model's context window (the
@@ -45,15 +46,14 @@ pub fn summarize_left_branch(
     budget: i64,
 ) -> anyhow::Result<Option<Summarized>> {
     let source = Source::open(path)?;
-    let session = Session::load(&source)?;
+    let session = pi::read(&source)?;
     let from = rev::resolve(&session, from)?;
     let target = rev::resolve(&session, to)?;
     let collected = branch::collect(&session, from, target);
     if collected.same_entry() || collected.entries.is_empty() {
         return Ok(None);
     }
-    let unreadable = |Damaged(lines): Damaged| anyhow::anyhow!("{}: lines {lines:?} are unreadable", path.display());
-    let prepared = branch::prepare(&session, &collected.entries, budget).map_err(unreadable)?;
+    let prepared = branch::prepare(&session, &collected.entries, budget)?;
     let summary = match branch::prompt(&prepared, None, false) {
         None => branch::empty_summary(),
         Some(prompt) => {
@@ -63,7 +63,7 @@ pub fn summarize_left_branch(
                 .map_err(|e| anyhow::anyhow!("the branch summary failed: {e}"))?
         }
     };
-    let id = |i: u32| session.id(i).map(str::to_string).ok_or_else(|| anyhow::anyhow!("that entry has no id"));
+    let id = |i: EntryIdx| session.named_id(i).map(str::to_string);
     let parent = match &collected.new_leaf {
         NewLeaf::Entry(i) => Some(id(*i)?),
         NewLeaf::Root => None,
@@ -90,15 +90,15 @@ pub struct Forked {
 pub fn fork_branch(
     session: &Session,
     source: &Path,
-    leaf: Option<u32>,
+    leaf: Option<EntryIdx>,
     cwd: &str,
     dir: &Path,
 ) -> anyhow::Result<Forked> {
-    let plan = match fork::path_fork(session, leaf, fork::Shape::Branch) {
-        Ok(p) => p,
-        Err(fork::ForkError::Damaged(_)) => bail!("cannot fork: unreadable lines"),
-        Err(fork::ForkError::Invalid(why)) => bail!("cannot fork: {why}"),
-    };
+    let plan = session
+        .dialect()
+        .writer()?
+        .fork(session, leaf, Shape::Branch)
+        .map_err(|e| anyhow::anyhow!("cannot fork: {e}"))?;
     let id = fork::new_session_id();
     let ts = write::now_iso();
     let abs = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());

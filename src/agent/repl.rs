@@ -15,12 +15,13 @@ use serde_json::{Map, Value};
 
 use super::run::{self, SessionWriter, Turn};
 use super::{interrupt, navigate, Tool, ToolContext};
+use crate::env::Env;
 use crate::llm::{self, CompactionSettings, ModelSpec, Provider, ProviderOptions, RetrySettings};
 use crate::render::transcript::{self, TranscriptHead};
 use crate::render::tree::{self as draw, TextOptions};
 use crate::render::{sanitize, Paint, Ui};
 use crate::session::view::{self, Filter, Options};
-use crate::session::{context, fork, rev, EntryType, Role, Session, Source};
+use crate::session::{rev, EntryIdx, EntryType, Role, Session, Source};
 
 /// Everything the REPL needs; the command builds it as it builds print mode's run.
 pub struct Repl {
@@ -48,6 +49,8 @@ pub struct Repl {
     pub max_turns: Option<u32>,
     pub cwd: PathBuf,
     pub ui: Ui,
+    /// The environment pisces started in.
+    pub env: Env,
     /// Show thinking as a one-line `[thinking…]` instead of streaming it.
     pub hide_thinking: bool,
 }
@@ -59,7 +62,7 @@ commands: /tree  /path  /branch REV [summarize]  /fork  /compact  /label REV NAM
 
 impl Repl {
     /// Reads lines from standard input until `/quit` or end of input. The exit status is 0.
-    pub fn run(mut self) -> anyhow::Result<u8> {
+    pub fn run(mut self) -> anyhow::Result<crate::exit::ExitStatus> {
         let stdin = std::io::stdin();
         let tty = stdin.is_terminal();
         let mut input = stdin.lock();
@@ -121,7 +124,7 @@ impl Repl {
             }
         }
         eprintln!("session: {}", self.writer.path().display());
-        Ok(0)
+        Ok(crate::exit::ExitStatus::Ok)
     }
 
     /// A slash command; `Ok(true)` quits.
@@ -231,11 +234,11 @@ impl Repl {
     }
 
     /// The writer's leaf as an entry index.
-    fn leaf_of(&self, session: &Session) -> Option<u32> {
+    fn leaf_of(&self, session: &Session) -> Option<EntryIdx> {
         self.writer.leaf().and_then(|id| session.get(id))
     }
 
-    fn resolve(&self, session: &Session, r: &str) -> anyhow::Result<u32> {
+    fn resolve(&self, session: &Session, r: &str) -> anyhow::Result<EntryIdx> {
         // `@` is this REPL's leaf, which is not the file's last entry after /branch.
         if r == "@" {
             if let Some(l) = self.leaf_of(session) {
@@ -247,11 +250,17 @@ impl Repl {
 
     fn tree(&self) -> anyhow::Result<()> {
         let (source, _) = self.load()?;
-        let session = Session::load(&source)?;
-        let home = std::env::var("HOME").unwrap_or_default();
-        let opts =
-            Options { filter: Filter::Default, search: None, folds: Vec::new(), leaf: self.leaf_of(&session), home };
-        let view = view::build(&session, &opts).map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
+        let session = crate::formats::pi::read(&source)?;
+        let opts = Options {
+            filter: Filter::Default,
+            search: None,
+            folds: Vec::new(),
+            leaf: self.leaf_of(&session),
+            home: self.env.pi_home(),
+            cwd: self.env.cwd_string(),
+        };
+        let rows = view::read_rows(&session, &opts)?;
+        let view = view::build(&session, rows.as_ref(), &opts);
         let mut out = std::io::stdout().lock();
         let topts = TextOptions { width: self.ui.width, ids: true, time: false, compact: false };
         draw::write_text(&mut out, &self.ui, &session, &view, &topts)?;
@@ -261,10 +270,8 @@ impl Repl {
 
     fn path(&self) -> anyhow::Result<()> {
         let (source, _) = self.load()?;
-        let session = Session::load(&source)?;
-        let projection = context::project(&session, self.leaf_of(&session))
-            .map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
-        let name = session.name_of_session();
+        let session = crate::formats::pi::read(&source)?;
+        let projection = session.dialect().project(&session, self.leaf_of(&session))?;
         let leaf_id = projection.leaf.map(|l| session.display_id(l).into_owned());
         let model = projection.model.as_ref().map(|m| {
             format!(
@@ -274,8 +281,8 @@ impl Repl {
             )
         });
         let head = TranscriptHead {
-            file: &session.name,
-            session_name: name.as_deref(),
+            file: &session.file,
+            session_name: session.title.as_deref(),
             leaf: leaf_id.as_deref(),
             model,
             thinking_level: projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string),
@@ -288,9 +295,8 @@ impl Repl {
     }
 
     /// Moves the leaf to `leaf` (an entry index or the null leaf) and re-projects.
-    fn move_to(&mut self, session: &Session, path: &Path, leaf: Option<u32>) -> anyhow::Result<()> {
-        let projection =
-            context::project(session, leaf).map_err(|_| anyhow::anyhow!("unreadable lines in the session"))?;
+    fn move_to(&mut self, session: &Session, path: &Path, leaf: Option<EntryIdx>) -> anyhow::Result<()> {
+        let projection = session.dialect().project(session, leaf)?;
         self.branch_model = projection.model.as_ref().and_then(|m| {
             Some(ModelSpec {
                 provider: m.get("provider")?.as_str()?.to_string(),
@@ -299,9 +305,9 @@ impl Repl {
         });
         self.branch_thinking = projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string);
         self.has_thinking_entry =
-            projection.path.iter().any(|&i| session.entries[i as usize].kind == EntryType::ThinkingLevelChange);
+            projection.path.iter().any(|&i| session.entries[i].kind == EntryType::ThinkingLevelChange);
         self.context = projection.messages;
-        let leaf_id = leaf.and_then(|l| session.id(l)).map(str::to_string);
+        let leaf_id = leaf.and_then(|l| session.id_str(l)).map(str::to_string);
         self.writer = SessionWriter::existing(path.to_path_buf(), leaf_id);
         Ok(())
     }
@@ -311,13 +317,13 @@ impl Repl {
     /// appended there, is the new leaf (pi's "Summarize").
     fn branch(&mut self, r: &str, summarize: bool) -> anyhow::Result<()> {
         let (source, path) = self.load()?;
-        let session = Session::load(&source)?;
+        let session = crate::formats::pi::read(&source)?;
         let target = self.resolve(&session, r)?;
-        let e = &session.entries[target as usize];
+        let e = &session.entries[target];
         let is_prompt = (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
         let leaf = if is_prompt {
             let v = session.parse(target)?;
-            let text = fork::user_text(v.get("message").unwrap_or(&v));
+            let text = crate::formats::pi::fork::user_text(v.get("message").unwrap_or(&v));
             println!(
                 "continuing from the parent of {}; its prompt was:\n{}",
                 session.display_id(target),
@@ -332,7 +338,7 @@ impl Repl {
             return self.move_to(&session, &path, leaf);
         }
         let from = self.writer.leaf().map(str::to_string).unwrap_or_else(|| "@".into());
-        let to = session.id(target).map(str::to_string).unwrap_or_else(|| r.to_string());
+        let to = session.id_str(target).map(str::to_string).unwrap_or_else(|| r.to_string());
         let info = llm::describe_model(&self.provider_opts)?;
         let budget = navigate::token_budget(self.provider.as_ref(), &info, &self.provider_opts.config);
         let level = (self.thinking != "off").then_some(self.thinking.as_str());
@@ -345,18 +351,16 @@ impl Repl {
         println!("{}", self.ui.paint(Paint::Summary, &sanitize(&done.summary)));
         drop(session);
         let source = Source::open(&path)?;
-        let session = Session::load(&source)?;
+        let session = crate::formats::pi::read(&source)?;
         let leaf = session.get(&done.id);
         self.move_to(&session, &path, leaf)
     }
 
     fn label(&mut self, r: &str, name: &str) -> anyhow::Result<()> {
         let (source, _) = self.load()?;
-        let session = Session::load(&source)?;
+        let session = crate::formats::pi::read(&source)?;
         let target = self.resolve(&session, r)?;
-        let Some(target_id) = session.id(target).filter(|id| !id.starts_with('\0')).map(str::to_string) else {
-            bail!("that entry has no id to label");
-        };
+        let target_id = session.named_id(session.label_target(target))?.to_string();
         drop(session);
         let mut p = Map::new();
         p.insert("targetId".into(), target_id.clone().into());
@@ -373,7 +377,7 @@ impl Repl {
         let opts = ProviderOptions { model: spec.clone(), ..self.provider_opts.clone() };
         let info = llm::describe_model(&opts)?;
         let api = info.api.as_str().to_string();
-        let run::Providers { calls: provider, summarizer } = run::open_providers(&opts)?;
+        let run::Providers { calls: provider, summarizer } = run::open_providers(&opts, &self.env)?;
         // pi's model switch: the model's own level setting, else the default setting, else
         // the level in use; clamped to what the new model supports.
         let config = &opts.config;
@@ -417,9 +421,9 @@ impl Repl {
             }
             // pi's reasons when there is nothing to summarize.
             let (source, _) = self.load()?;
-            let session = Session::load(&source)?;
+            let session = crate::formats::pi::read(&source)?;
             let at_compaction =
-                self.leaf_of(&session).is_some_and(|l| session.entries[l as usize].kind == EntryType::Compaction);
+                self.leaf_of(&session).is_some_and(|l| session.entries[l].kind == EntryType::Compaction);
             bail!(if at_compaction { "Already compacted" } else { "Nothing to compact (session too small)" });
         }
         let result = &end["result"];
@@ -431,15 +435,15 @@ impl Repl {
     /// pi's /fork: a new session file holding this branch, continued from here on.
     fn fork(&mut self) -> anyhow::Result<()> {
         let (source, path) = self.load()?;
-        let session = Session::load(&source)?;
+        let session = crate::formats::pi::read(&source)?;
         let leaf = self.leaf_of(&session);
-        let cwd = session.header.get("cwd").and_then(Value::as_str).map(str::to_string);
+        let cwd = session.header.cwd_str().map(str::to_string);
         let cwd = cwd.unwrap_or_else(|| self.cwd.to_string_lossy().into_owned());
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let navigate::Forked { path: new_path, id } = navigate::fork_branch(&session, &path, leaf, &cwd, &dir)?;
         drop(session);
         let source = Source::open(&new_path)?;
-        let forked = Session::load(&source)?;
+        let forked = crate::formats::pi::read(&source)?;
         let leaf = forked.default_leaf();
         self.move_to(&forked, &new_path, leaf)?;
         self.session_id = id;

@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 use super::{execute_tool_call, Tool, ToolContext, ToolOutput};
 use crate::llm::message::{error_message, now_ms};
 use crate::llm::{CompactionSettings, LlmError, Provider, ProviderOptions, Request, RetrySettings, StreamEvent};
-use crate::session::{system, write, Session, Source};
+use crate::session::{system, write, Source};
 
 /// The text a `length` stop gives each tool call instead of running it (§7.1 step 5).
 fn length_stop_text(name: &str) -> String {
@@ -316,7 +316,7 @@ impl SessionWriter {
                 Some("user" | "assistant")
             );
         if let Some(header) = self.header.clone() {
-            let id = write::new_entry_id(|id| self.taken.contains(id));
+            let id = crate::formats::pi::write::new_entry_id(|id| self.taken.contains(id));
             let entry = self.entry(&id, kind, &payload, timestamp);
             let line = crate::summarize::entry::line(&entry);
             if !flushes {
@@ -342,16 +342,14 @@ impl SessionWriter {
         }
         let mut written = None;
         let path = self.path.clone();
-        write::append_locked(&path, false, |bytes| {
+        write::append_to_session(&path, false, crate::formats::all(), |now| {
             // Under the lock: the parent must still be there and the id must be new.
-            let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
-            let now = Session::load(&source)?;
             if let Some(p) = &self.leaf {
                 if now.get(p).is_none() {
                     bail!("Entry {p} not found (the file changed under us)");
                 }
             }
-            let id = write::new_entry_id(|id| self.taken.contains(id) || now.get(id).is_some());
+            let id = crate::formats::pi::write::new_entry_id(|id| self.taken.contains(id) || now.get(id).is_some());
             let entry = self.entry(&id, kind, &payload, timestamp);
             let line = crate::summarize::entry::line(&entry);
             written = Some((id, entry));
@@ -379,9 +377,9 @@ impl SessionWriter {
 /// without silent retries, since pi retries them at the agent level and records each failed
 /// attempt (§7.5); and the summarizer, the same model with the retries, for compaction
 /// summaries (pi retries those silently, with the same settings).
-pub fn open_providers(opts: &ProviderOptions) -> Result<Providers, LlmError> {
-    let calls = crate::llm::open_provider(&ProviderOptions { max_retries: 0, ..opts.clone() })?;
-    let summarizer = crate::llm::open_provider(opts)?;
+pub fn open_providers(opts: &ProviderOptions, env: &crate::env::Env) -> Result<Providers, LlmError> {
+    let calls = crate::llm::open_provider(&ProviderOptions { max_retries: 0, ..opts.clone() }, env)?;
+    let summarizer = crate::llm::open_provider(opts, env)?;
     Ok(Providers { calls: calls.into(), summarizer: summarizer.into() })
 }
 
@@ -559,10 +557,9 @@ fn abortable_sleep(wait: Duration, ctx: &ToolContext) {
 /// The branch's AgentMessages at the writer's leaf, read back from the file.
 fn reproject(writer: &SessionWriter) -> anyhow::Result<Vec<Value>> {
     let source = Source::open(writer.path())?;
-    let session = Session::load(&source)?;
+    let session = crate::formats::pi::read(&source)?;
     let leaf = writer.leaf().and_then(|id| session.get(id));
-    let p = crate::session::context::project(&session, leaf)
-        .map_err(|_| anyhow::anyhow!("{}: unreadable lines", writer.path().display()))?;
+    let p = session.dialect().project(&session, leaf)?;
     Ok(p.messages)
 }
 
@@ -583,16 +580,14 @@ pub(crate) fn compact_now(
         return Ok(false);
     }
     let source = Source::open(writer.path())?;
-    let session = Session::load(&source)?;
+    let session = crate::formats::pi::read(&source)?;
     let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return Ok(false) };
-    let projection = crate::session::context::project(&session, Some(leaf))
-        .map_err(|_| anyhow::anyhow!("{}: unreadable lines", writer.path().display()))?;
+    let projection = session.dialect().project(&session, Some(leaf))?;
     let settings = compaction::Settings {
         reserve_tokens: turn.compaction.reserve_tokens,
         keep_recent_tokens: turn.compaction.keep_recent_tokens,
     };
-    let plan = compaction::plan(&session, leaf, projection, settings)
-        .map_err(|_| anyhow::anyhow!("{}: unreadable lines", writer.path().display()))?;
+    let plan = compaction::plan(&session, leaf, projection, settings)?;
     let Ok(prep) = &plan.preparation else { return Ok(false) };
     emit(json!({"type": "compaction_start", "reason": reason}));
     let thinking = (turn.thinking_level != "off").then_some(turn.thinking_level.as_str());
@@ -632,7 +627,7 @@ pub(crate) fn compact_now(
             return Ok(false);
         }
     };
-    let first_kept = session.id(prep.first_kept_entry).map_or(Value::Null, Value::from);
+    let first_kept = session.id_value(prep.first_kept_entry);
     let system_message = system::current_system_message(&plan.projection.messages);
     let ts = write::now_iso();
     let built = entry::compaction(
@@ -672,9 +667,9 @@ fn over_threshold(turn: &Turn, writer: &SessionWriter, context: &[Value]) -> boo
         return false;
     }
     let Ok(source) = Source::open(writer.path()) else { return false };
-    let Ok(session) = Session::load(&source) else { return false };
+    let Ok(session) = crate::formats::pi::read(&source) else { return false };
     let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return false };
-    let Ok(projection) = crate::session::context::project(&session, Some(leaf)) else { return false };
+    let Ok(projection) = session.dialect().project(&session, Some(leaf)) else { return false };
     crate::summarize::tokens::estimate_projected_context_tokens(&session, &projection).tokens > limit
 }
 
@@ -919,7 +914,7 @@ fn run_loop(
         calls_made += 1;
         let request = Request {
             system: None,
-            messages: crate::session::context::convert_to_llm(context),
+            messages: crate::session::projection::convert_to_llm(context),
             tools: Vec::new(),
             max_tokens: None,
             thinking_level: Some(turn.thinking_level.clone()),

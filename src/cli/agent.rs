@@ -1,20 +1,20 @@
 //! `pisces agent`: pi's agent loop on a session file (print and JSON modes).
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::{report_diagnostics, Ctx, ExitStatus};
-use crate::agent::run::{self, PromptOptions, SessionWriter, Turn};
+use super::{locate_arg, report_diagnostics, Ctx, ExitStatus};
+use crate::agent::interrupt;
+use crate::agent::run::{self, PromptOptions, Turn};
+use crate::agent::target::{existing_target, new_target, summarize_left_branch, thinking_level, Setup};
 use crate::agent::{builtin_tools, ToolContext, ALL_TOOLS, DEFAULT_TOOLS};
-use crate::agent::{interrupt, navigate};
-use crate::llm::{self, ModelInfo, ModelSpec, PiConfig, ProviderOptions};
-use crate::session::context::{self, Damaged};
-use crate::session::locate::{locate, SessionArg};
-use crate::session::{fork, rev, write, EntryType, Role, Session, Source};
+use crate::llm::{self, ModelSpec, PiConfig, ProviderOptions};
+use crate::render::sanitize;
+use crate::session::locate::SessionArg;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -140,201 +140,6 @@ pub enum Mode {
     Json,
 }
 
-/// Where the run writes and what the branch holds so far.
-struct Target {
-    writer: SessionWriter,
-    cwd: PathBuf,
-    header: Value,
-    /// The branch's AgentMessages (the projection at the leaf).
-    context: Vec<Value>,
-    model: Option<ModelSpec>,
-    /// The branch's thinking level, and whether the branch sets one.
-    thinking: Option<String>,
-    has_thinking_entry: bool,
-    new: bool,
-}
-
-fn agent_dir() -> Option<PathBuf> {
-    match std::env::var("PI_CODING_AGENT_DIR").ok().filter(|d| !d.is_empty()) {
-        Some(d) => match (d.strip_prefix('~'), std::env::var_os("HOME")) {
-            (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
-                Some(PathBuf::from(h).join(rest.trim_start_matches('/')))
-            }
-            _ => Some(PathBuf::from(d)),
-        },
-        None => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".pi").join("agent")),
-    }
-}
-
-/// Where pi keeps the sessions of `cwd`: `--session-dir`, `$PI_CODING_AGENT_SESSION_DIR`,
-/// else `~/.pi/agent/sessions/--<cwd>--/`.
-fn session_dir(ctx: &Ctx, cwd: &str) -> anyhow::Result<PathBuf> {
-    if let Some(d) = &ctx.search.session_dir {
-        return Ok(d.clone());
-    }
-    if let Some(d) = std::env::var_os("PI_CODING_AGENT_SESSION_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(d));
-    }
-    let Some(agent) = agent_dir() else {
-        bail!("HOME is not set, so pi's session folder is unknown; give --session FILE or --session-dir DIR")
-    };
-    Ok(fork::default_session_dir(&agent, cwd))
-}
-
-fn new_target(path: Option<PathBuf>, ctx: &Ctx) -> anyhow::Result<Target> {
-    let cwd = std::env::current_dir().context("the current directory is unknown")?;
-    let cwd_s = cwd.to_string_lossy().into_owned();
-    let id = fork::new_session_id();
-    let ts = write::now_iso();
-    let path = match path {
-        Some(p) => p,
-        None => session_dir(ctx, &cwd_s)?.join(fork::file_name(&ts, &id)),
-    };
-    let header = fork::header_line(&id, &ts, &cwd_s, None);
-    Ok(Target {
-        header: serde_json::from_str(&header)?,
-        writer: SessionWriter::new_file(path, header),
-        cwd,
-        context: Vec::new(),
-        model: None,
-        thinking: None,
-        has_thinking_entry: false,
-        new: true,
-    })
-}
-
-fn existing_target(ctx: &Ctx, path: &Path, from: Option<&str>, mode: Mode, fork: bool) -> anyhow::Result<Target> {
-    let source = Source::open(path)?;
-    let mut session = Session::load(&source)?;
-    report_diagnostics(ctx, &session)?;
-    // pi's navigateTree: a user or custom message target continues from its parent.
-    let leaf = match from {
-        None => session.default_leaf(),
-        Some(r) => {
-            let target = rev::resolve(&session, r)?;
-            let e = &session.entries[target as usize];
-            let is_prompt =
-                (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
-            if is_prompt {
-                let v = session.parse(target)?;
-                let text = fork::user_text(v.get("message").unwrap_or(&v));
-                if mode == Mode::Text {
-                    eprintln!("continuing from the parent of {}; its prompt was:\n{text}", session.display_id(target));
-                }
-                session.parent(target)
-            } else {
-                Some(target)
-            }
-        }
-    };
-    if fork {
-        // pi's Fork choice for a missing cwd: the branch copied into a new session of the
-        // current directory, which the run continues in; the source is only read.
-        let cwd = std::env::current_dir().context("the current directory is unknown")?;
-        let cwd = cwd.to_string_lossy().into_owned();
-        let forked = navigate::fork_branch(&session, path, leaf, &cwd, &session_dir(ctx, &cwd)?)?;
-        if mode == Mode::Text {
-            eprintln!("continuing in a new session: {}", forked.path.display());
-        }
-        return existing_target(ctx, &forked.path, None, mode, false);
-    }
-    if session.migrate_v1 || session.migrate_v2 {
-        bail!(
-            "{}: a version-{} session; pi rewrites such a file in the current format when it opens it, and pisces does not append to it unmigrated (give --fork to continue in a new session in the current format)",
-            path.display(),
-            session.version
-        );
-    }
-    let cwd = session.header.get("cwd").and_then(Value::as_str).map(PathBuf::from);
-    let Some(cwd) = cwd.filter(|c| c.is_dir()) else {
-        bail!(
-            "{}: the session's cwd {} does not exist here (pi asks whether to fork it; give --fork to continue in a new session of the current directory)",
-            path.display(),
-            session.header.get("cwd").map(Value::to_string).unwrap_or_else(|| "(none)".into())
-        );
-    };
-    let projection = match context::project(&session, leaf) {
-        Ok(p) => p,
-        Err(Damaged(bad)) => {
-            session = Session::load_excluding(&source, &bad)?;
-            context::project(&session, leaf).map_err(|_| anyhow::anyhow!("{}: unreadable lines", path.display()))?
-        }
-    };
-    let model = projection.model.as_ref().and_then(|m| {
-        Some(ModelSpec {
-            provider: m.get("provider")?.as_str()?.to_string(),
-            id: m.get("modelId")?.as_str()?.to_string(),
-        })
-    });
-    let has_thinking_entry =
-        projection.path.iter().any(|&i| session.entries[i as usize].kind == EntryType::ThinkingLevelChange);
-    let leaf_id = leaf.and_then(|l| session.id(l)).map(str::to_string);
-    Ok(Target {
-        writer: SessionWriter::existing(path.to_path_buf(), leaf_id),
-        cwd,
-        header: Value::Object(session.header.clone()),
-        context: projection.messages,
-        model,
-        thinking: projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string),
-        has_thinking_entry,
-        new: false,
-    })
-}
-
-/// The thinking level as pi's `createAgentSession` picks it: `--thinking`; else a branch
-/// with messages keeps its own level (pi's `defaultThinkingLevel`, else `medium`, when it
-/// never set one); else `modelThinkingLevels` for the model, else `defaultThinkingLevel`,
-/// else `medium`. Then clamped to what the model supports (`off` for a model that does not
-/// reason).
-fn thinking_level(args: &Args, target: &Target, config: &PiConfig, spec: &ModelSpec, info: &ModelInfo) -> String {
-    let default = || config.default_thinking_level().unwrap_or("medium").to_string();
-    let level = args.thinking.clone().or_else(|| {
-        (!target.context.is_empty()).then(|| {
-            if target.has_thinking_entry {
-                target.thinking.clone().unwrap_or_else(default)
-            } else {
-                default()
-            }
-        })
-    });
-    let level = level.or_else(|| config.model_thinking_level(spec).map(str::to_string)).unwrap_or_else(default);
-    info.clamp_thinking_level(&level).to_string()
-}
-
-/// `--summarize`: the branch from the session's last entry (pi's leaf) to `--from` is
-/// summarized and the summary appended under the navigation's new leaf; the run then
-/// continues after the summary.
-fn summarize_left_branch(
-    args: &Args,
-    target: &mut Target,
-    provider: &dyn llm::Provider,
-    config: &PiConfig,
-    info: &ModelInfo,
-    thinking: &str,
-) -> anyhow::Result<()> {
-    let path = target.writer.path().to_path_buf();
-    let to = args.from.as_deref().unwrap_or("@");
-    let budget = crate::agent::navigate::token_budget(provider, info, config);
-    let level = (thinking != "off").then_some(thinking);
-    let Some(done) = crate::agent::navigate::summarize_left_branch(&path, "@", to, provider, level, budget)? else {
-        if args.mode == Mode::Text {
-            eprintln!("nothing to summarize: {to} is on the path to the session's last entry");
-        }
-        return Ok(());
-    };
-    if args.mode == Mode::Text {
-        eprintln!("summarized the branch left behind ({} entries) as {}", done.entries, done.id);
-    }
-    let source = Source::open(&path)?;
-    let session = Session::load(&source)?;
-    let leaf = session.get(&done.id);
-    let projection =
-        context::project(&session, leaf).map_err(|_| anyhow::anyhow!("{}: unreadable lines", path.display()))?;
-    target.context = projection.messages;
-    target.writer = SessionWriter::existing(path, Some(done.id));
-    Ok(())
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let interactive =
         args.interactive || (args.prompt.is_none() && args.mode == Mode::Text && std::io::stdin().is_terminal());
@@ -364,16 +169,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         bail!("--tools: unknown tool {bad:?} (the built-in tools are {})", ALL_TOOLS.join(", "));
     }
 
+    let mut setup =
+        Setup { env: &ctx.env, session_dir: ctx.session_dir.as_deref(), formats: ctx.formats, notes: Vec::new() };
+    let mut report = |s: &crate::session::Session| report_diagnostics(ctx, s);
+    let from = args.from.as_deref();
     let mut target = match &args.session {
-        None => new_target(None, ctx)?,
+        None => new_target(None, &setup)?,
         Some(arg) => {
             let p = Path::new(arg);
             if p.is_file() {
-                existing_target(ctx, p, args.from.as_deref(), args.mode, args.fork)?
+                existing_target(&mut setup, p, from, args.fork, &mut report)?
             } else {
-                match locate(arg, &ctx.search) {
+                match locate_arg(ctx, arg) {
                     Ok(SessionArg::Path(found)) if found.is_file() => {
-                        existing_target(ctx, &found, args.from.as_deref(), args.mode, args.fork)?
+                        existing_target(&mut setup, &found, from, args.fork, &mut report)?
                     }
                     Ok(SessionArg::Stdin) => bail!("`agent` writes to its session; it cannot use standard input"),
                     _ if p.exists() => bail!("{arg}: not a session file"),
@@ -381,12 +190,17 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
                         if args.from.is_some() {
                             bail!("--from: {arg} does not exist yet, so it has no entries");
                         }
-                        new_target(Some(p.to_path_buf()), ctx)?
+                        new_target(Some(p.to_path_buf()), &setup)?
                     }
                 }
             }
         }
     };
+    if args.mode == Mode::Text {
+        for n in &setup.notes {
+            eprintln!("{}", sanitize(n));
+        }
+    }
 
     let spec = match (&args.model, &target.model) {
         (Some(m), _) => ModelSpec::parse(m).ok_or_else(|| {
@@ -395,9 +209,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         (None, Some(m)) => m.clone(),
         (None, None) => bail!("no model: give --model PROVIDER/ID (for example anthropic/claude-sonnet-4-5)"),
     };
-    let config = PiConfig::load(&target.cwd);
+    let config = PiConfig::load_from(ctx.env.pi_agent_dir.as_deref(), Some(&target.cwd));
     for p in &config.problems {
-        eprintln!("warning: {p}");
+        eprintln!("warning: {}", sanitize(p));
     }
     let retry = config.retry();
     let compaction = config.compaction(Some(&spec));
@@ -409,11 +223,18 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
     let info = llm::describe_model(&opts)?;
     let api = info.api.as_str().to_string();
-    let run::Providers { calls: provider, summarizer } = run::open_providers(&opts)?;
-    let thinking = thinking_level(&args, &target, &config, &spec, &info);
+    let run::Providers { calls: provider, summarizer } = run::open_providers(&opts, &ctx.env)?;
+    let thinking = thinking_level(args.thinking.as_deref(), &target, &config, &spec, &info);
 
     if args.summarize {
-        summarize_left_branch(&args, &mut target, summarizer.as_ref(), &config, &info, &thinking)?;
+        let to = args.from.as_deref().unwrap_or("@");
+        let done = summarize_left_branch(to, &mut target, summarizer.as_ref(), &config, &info, &thinking)?;
+        if args.mode == Mode::Text {
+            match done {
+                None => eprintln!("nothing to summarize: {} is on the path to the session's last entry", sanitize(to)),
+                Some(d) => eprintln!("summarized the branch left behind ({} entries) as {}", d.entries, d.id),
+            }
+        }
     }
 
     let names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
@@ -423,7 +244,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         cwd: target.cwd.clone(),
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
-        agent_dir: agent_dir(),
+        agent_dir: ctx.env.pi_agent_dir.clone(),
     };
     let sections = run::system_sections(&prompt_opts, &names);
     let mut starting = Vec::new();
@@ -479,6 +300,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             max_turns: args.max_turns,
             cwd: target.cwd,
             ui: ctx.ui.clone(),
+            env: ctx.env.clone(),
             hide_thinking: args.hide_thinking,
         };
         drop(out);
@@ -521,16 +343,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             if let Some(f) = &outcome.failure {
                 eprintln!("{f}");
             }
-            eprintln!("{}", error.unwrap_or_else(|| format!("Request {}", outcome.stop_reason)));
-            1
+            eprintln!("{}", sanitize(&error.unwrap_or_else(|| format!("Request {}", outcome.stop_reason))));
+            ExitStatus::Finding
         }
         "length" => {
             eprintln!("warning: the response hit the output token limit (stopReason length); the text may be cut off");
-            1
+            ExitStatus::Finding
         }
-        _ => {
-            let _ = json!(null);
-            0
-        }
+        _ => ExitStatus::Ok,
     })
 }

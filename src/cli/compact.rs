@@ -1,21 +1,17 @@
 //! `pisces compact SESSION [REV]`: pi's compaction of the path ending at REV.
 
-use std::collections::BTreeSet;
 use std::io::{BufWriter, Write};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
-use super::summarize::{
-    append_path, id_json, id_string, kind_name, open_provider, out_text, pi_config, refuse_old_format, ModelArgs,
-    ModelFacts,
-};
-use super::{open_source, report_diagnostics, session_json, Ctx, ExitStatus};
+use super::{append_target, pi_config, read_one, session_json, Ctx, ExitStatus, ModelArgs};
 use crate::llm::StreamEvent;
-use crate::session::context::{self, Damaged, EditKind};
-use crate::session::{rev, system, write, Session, Source};
+use crate::render::{self, sanitize};
+use crate::session::{rev, system, Session};
 use crate::summarize::compaction::{self, Plan, Preparation, Settings};
-use crate::summarize::{entry, offline, prompts, SummaryError};
+use crate::summarize::model::{open_provider, ModelFacts};
+use crate::summarize::{offline, SummaryError};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -113,84 +109,91 @@ pub struct Args {
 use super::summarize::Format;
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
-    let dry_run = args.dry_run || (!args.offline && !args.model.configured());
+    let choice = args.model.choice();
+    let dry_run = args.dry_run || (!args.offline && !choice.configured());
     if args.append && dry_run {
         bail!("`compact --append` needs a summary: give --model PROVIDER/ID or --offline");
     }
-    let append_to = if args.append { Some(append_path(ctx, &args.session, "compact")?) } else { None };
+    let append_to = if args.append { Some(append_target(ctx, &args.session, "compact --append")?) } else { None };
     let live = !dry_run && !args.offline;
-    let source = open_source(ctx, &args.session)?;
     let rev_text = args.rev.clone().unwrap_or_else(|| "@".into());
-
-    // A line that looked whole to the index may fail to parse whole: pi would have skipped
-    // it, so read the file again treating it as malformed.
-    let mut damaged = BTreeSet::new();
+    // The configuration and the provider are made once, on the first read.
     let mut setup: Option<(crate::llm::PiConfig, Option<Box<dyn crate::llm::Provider>>)> = None;
-    let (session, plan, facts) = loop {
-        let session = Session::load_excluding(&source, &damaged)?;
-        let leaf = rev::resolve(&session, &rev_text)?;
-        let projection = match context::project(&session, Some(leaf)) {
-            Ok(p) => p,
-            Err(Damaged(lines)) => {
-                damaged.extend(lines);
-                continue;
-            }
-        };
+    read_one(ctx, &args.session, |s, reading| {
+        if append_to.is_some() {
+            s.dialect().writer()?.check_append(s)?;
+        }
+        let leaf = rev::resolve(s, &rev_text)?;
+        let projection = s.dialect().project(s, Some(leaf))?;
         if setup.is_none() {
-            let config = pi_config(&session);
-            let provider = if live { Some(open_provider(&args.model, &config)?) } else { None };
+            let config = pi_config(ctx, s);
+            let provider = if live { Some(open_provider(&choice, &config, &ctx.env)?) } else { None };
             setup = Some((config, provider));
         }
-        let (config, provider) = setup.as_ref().expect("set above");
-        let facts = ModelFacts::new(&args.model, config, &projection, provider.as_deref());
+        let Some((config, provider)) = setup.as_ref() else { unreachable!("set just above") };
+        let facts = ModelFacts::new(&choice, config, &projection, provider.as_deref());
         // pi's getCompactionSettings(model): the model's overrides, then the settings.
         let from_config = config.compaction(facts.spec.as_ref());
         let settings = Settings {
             reserve_tokens: args.reserve.unwrap_or(from_config.reserve_tokens),
             keep_recent_tokens: args.keep_recent.unwrap_or(from_config.keep_recent_tokens),
         };
-        match compaction::plan(&session, leaf, projection, settings) {
-            Ok(plan) => break (session, plan, facts),
-            Err(Damaged(lines)) => damaged.extend(lines),
+        let plan = compaction::plan(s, leaf, projection, settings)?;
+        reading.start_output()?;
+        if dry_run {
+            return write_dry_run(&args, s, &plan, &facts);
         }
-    };
-    let provider = setup.and_then(|(_, p)| p);
-    report_diagnostics(ctx, &session)?;
-    let s = &session;
+        write_out(&args, s, &plan, &facts, provider.as_deref(), append_to.as_deref())
+    })
+}
+
+/// `--dry-run`: the plan, and what would be sent.
+fn write_dry_run(args: &Args, s: &Session, plan: &Plan, facts: &ModelFacts) -> anyhow::Result<ExitStatus> {
     let thinking = facts.reasoning(&plan.projection);
     let custom = args.instructions.as_deref();
     let mut out = BufWriter::new(std::io::stdout().lock());
-
-    if dry_run {
-        let (window, window_source) = (facts.window, facts.window_source.as_str());
-        match args.format {
-            Format::Json => {
-                let doc = plan_json(s, &plan, custom, thinking.as_deref());
-                serde_json::to_writer_pretty(&mut out, &doc)?;
-                writeln!(out)?;
-            }
-            Format::Text => write_plan(ctx, &mut out, s, &plan, custom, thinking.as_deref(), (window, window_source))?,
+    match args.format {
+        Format::Json => {
+            let doc = render::compact::plan_json(s, plan, custom, thinking.as_deref());
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
         }
-        out.flush()?;
-        return Ok(if plan.preparation.is_ok() { 0 } else { 1 });
+        Format::Text => {
+            let window = (facts.window, facts.window_source.as_str());
+            render::compact::write_plan(&mut out, s, plan, custom, thinking.as_deref(), window)?;
+        }
     }
+    out.flush()?;
+    Ok(if plan.preparation.is_ok() { ExitStatus::Ok } else { ExitStatus::Finding })
+}
 
+/// The summary, appended as a compaction entry with `--append`.
+fn write_out(
+    args: &Args,
+    s: &Session,
+    plan: &Plan,
+    facts: &ModelFacts,
+    provider: Option<&dyn crate::llm::Provider>,
+    append_to: Option<&std::path::Path>,
+) -> anyhow::Result<ExitStatus> {
+    let thinking = facts.reasoning(&plan.projection);
+    let custom = args.instructions.as_deref();
     let prep = match &plan.preparation {
         Ok(p) => p,
         Err(refusal) => {
             eprintln!("nothing to compact: {} (pi would not compact here); nothing written", refusal.message());
-            return Ok(1);
+            return Ok(ExitStatus::Finding);
         }
     };
     let mut generator = None;
-    let (summary, usage) = match &provider {
+    let (summary, usage) = match provider {
         Some(provider) => {
             let mut on_event = |e: &StreamEvent| {
                 if let StreamEvent::Retry { attempt, wait_ms, reason } = e {
                     eprintln!("retrying (attempt {attempt}) in {wait_ms} ms: {reason}");
                 }
             };
-            match compaction::compact(prep, provider.as_ref(), custom, thinking.as_deref(), &mut on_event) {
+            match compaction::compact(prep, provider, custom, thinking.as_deref(), &mut on_event) {
                 Ok(c) => (c.summary, c.usage),
                 Err(SummaryError::Aborted) => bail!("the summary request was aborted; nothing written"),
                 Err(e) => return Err(e.into()),
@@ -205,51 +208,32 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     if let Some(g) = generator {
         details["generator"] = g.into();
     }
-    let first_kept = id_json(s, prep.first_kept_entry);
+    let first_kept = s.id_value(prep.first_kept_entry);
 
     let mut appended = Value::Null;
-    if let Some(path) = &append_to {
-        let leaf_id = id_string(s, plan.leaf)?;
+    if let Some(path) = append_to {
+        let leaf_id = s.named_id(plan.leaf)?.to_string();
         let was_last = s.default_leaf() == Some(plan.leaf);
         let system_message = system::current_system_message(&plan.projection.messages);
-        let mut written = None;
-        let result = write::append_locked(path, args.force, |bytes| {
-            let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
-            let now = Session::load(&source)?;
-            refuse_old_format(&now, path)?;
-            if now.get(&leaf_id).is_none() {
-                bail!("Entry {leaf_id} not found");
-            }
-            if was_last && now.default_leaf().and_then(|l| now.id(l)) != Some(leaf_id.as_str()) {
-                bail!("the session grew while the summary was made (its last entry is no longer {leaf_id}); run compact again");
-            }
-            let id = write::new_entry_id(|id| now.get(id).is_some());
-            let e = entry::compaction(
-                &id,
-                Some(&leaf_id),
-                &write::now_iso(),
-                &summary,
-                first_kept.clone(),
-                prep.tokens_before,
-                details.clone(),
-                usage.as_ref(),
-                system_message.clone(),
-            );
-            let line = entry::line(&e);
-            written = Some((id, e));
-            Ok(vec![line])
-        });
-        let at = result.with_context(|| format!("could not append the compaction to {}", path.display()))?;
-        let (id, e) = written.expect("set before writing");
-        appended = json!({"id": id, "line": at.first_line, "entry": e});
+        let made = compaction::Made {
+            summary: &summary,
+            first_kept: first_kept.clone(),
+            details: details.clone(),
+            usage: usage.as_ref(),
+            system_message,
+        };
+        let done = compaction::append(path, args.force, &leaf_id, was_last, prep, &made)
+            .with_context(|| format!("could not append the compaction to {}", path.display()))?;
+        appended = json!({"id": done.id, "line": done.line, "entry": done.entry});
     }
 
+    let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
         Format::Json => {
             let doc = json!({
                 "version": 1,
                 "session": session_json(s),
-                "leafId": id_json(s, plan.leaf),
+                "leafId": s.id_value(plan.leaf),
                 "firstKeptEntryId": first_kept,
                 "tokensBefore": crate::session::js::number(prep.tokens_before),
                 "isSplitTurn": prep.is_split_turn,
@@ -262,7 +246,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             writeln!(out)?;
         }
         Format::Text => {
-            writeln!(out, "{}", out_text(ctx, &summary))?;
+            writeln!(out, "{}", sanitize(&summary))?;
             if let Some(id) = appended.get("id").and_then(Value::as_str) {
                 out.flush()?;
                 eprintln!(
@@ -274,7 +258,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         }
     }
     out.flush()?;
-    Ok(0)
+    Ok(ExitStatus::Ok)
 }
 
 /// The offline summary, assembled as `compact()` assembles a model's.
@@ -287,191 +271,4 @@ fn offline_summary(prep: &Preparation) -> String {
         .then(|| offline::summarize(&prep.messages_to_summarize, previous));
     let prefix = prep.summarizes_prefix().then(|| offline::summarize_turn_prefix(&prep.turn_prefix_messages));
     prep.assemble(history.as_deref(), prefix.as_deref())
-}
-
-/// The plan as JSON, with pi-oracle compaction.mjs's field names.
-fn plan_json(s: &Session, plan: &Plan, custom: Option<&str>, thinking: Option<&str>) -> Value {
-    let line = |i: u32| s.entries[i as usize].line;
-    let per_entry: Vec<Value> = plan
-        .projection
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(index, pe)| {
-            let e = &s.entries[pe.entry as usize];
-            let mut m = serde_json::Map::new();
-            m.insert("index".into(), index.into());
-            m.insert("id".into(), id_json(s, pe.entry));
-            m.insert("line".into(), line(pe.entry).into());
-            m.insert("type".into(), e.kind.name().into());
-            if e.kind == crate::session::EntryType::Message {
-                let msg = plan.projection.messages[pe.messages.clone()].first();
-                let role = msg.and_then(|m| m.get("role")).cloned();
-                m.insert("role".into(), role.unwrap_or_else(|| kind_name(e).into()));
-            }
-            let roles: Vec<Value> = plan.projection.messages[pe.messages.clone()]
-                .iter()
-                .map(|m| m.get("role").cloned().unwrap_or(Value::Null))
-                .collect();
-            m.insert("roles".into(), roles.into());
-            m.insert("tokens".into(), plan.entry_tokens[index].into());
-            m.insert(
-                "edit".into(),
-                match pe.edit {
-                    Some((_, EditKind::Omit)) => "omit".into(),
-                    Some((_, EditKind::Replace)) => "replace".into(),
-                    None => Value::Null,
-                },
-            );
-            Value::Object(m)
-        })
-        .collect();
-    let mut doc = json!({
-        "version": 1,
-        "session": session_json(s),
-        "leafId": id_json(s, plan.leaf),
-        "leafLine": line(plan.leaf),
-        "settings": {"enabled": true, "reserveTokens": plan.settings.reserve_tokens, "keepRecentTokens": plan.settings.keep_recent_tokens},
-        "pathLength": plan.projection.path.len(),
-        "projectionLength": plan.projection.entries.len(),
-        "prevCompactionIndex": plan.prev_compaction_index.map_or(-1, |i| i as i64),
-        "boundaryStart": plan.boundary_start,
-        "firstKeptProjectedIndex": plan.preparation.as_ref().ok().map(|p| p.first_kept_index),
-        "contextEstimate": plan.context_estimate.to_json(),
-        "estimateTokens": per_entry,
-        "preparation": null,
-    });
-    match &plan.preparation {
-        Err(refusal) => {
-            doc["preparationNote"] =
-                format!("prepareCompaction returned undefined (pi: '{}')", refusal.message()).into();
-        }
-        Ok(p) => {
-            let (read, modified) = p.file_lists();
-            doc["preparation"] = json!({
-                "firstKeptEntryId": id_json(s, p.first_kept_entry),
-                "firstKeptEntryLine": line(p.first_kept_entry),
-                "isSplitTurn": p.is_split_turn,
-                "tokensBefore": crate::session::js::number(p.tokens_before),
-                "messagesToSummarizeCount": p.messages_to_summarize.len(),
-                "turnPrefixMessagesCount": p.turn_prefix_messages.len(),
-                "previousSummary": p.previous_summary,
-                "fileOps": p.file_ops.to_json(),
-                "readFiles": read,
-                "modifiedFiles": modified,
-                "messagesToSummarize": p.messages_to_summarize,
-                "turnPrefixMessages": p.turn_prefix_messages,
-            });
-            doc["requests"] = p
-                .requests(custom)
-                .into_iter()
-                .map(|r| {
-                    json!({
-                        "kind": r.kind.name(),
-                        "systemPrompt": prompts::SUMMARIZATION_SYSTEM_PROMPT,
-                        "promptText": r.prompt,
-                        "messageCount": 1,
-                        "maxTokens": null,
-                        "cacheRetention": "none",
-                        "reasoning": thinking,
-                    })
-                })
-                .collect::<Vec<_>>()
-                .into();
-            doc["summaryTemplate"] = p.summary_template().into();
-        }
-    }
-    doc
-}
-
-fn write_plan(
-    ctx: &Ctx,
-    out: &mut impl Write,
-    s: &Session,
-    plan: &Plan,
-    custom: Option<&str>,
-    thinking: Option<&str>,
-    (window, window_source): (u64, &str),
-) -> anyhow::Result<()> {
-    let short = |i: u32| s.display_id(i).into_owned();
-    let est = &plan.context_estimate;
-    writeln!(
-        out,
-        "Compaction of the path to {} (line {}), {} entries",
-        short(plan.leaf),
-        s.entries[plan.leaf as usize].line,
-        plan.projection.path.len()
-    )?;
-    writeln!(
-        out,
-        "Settings: keepRecentTokens {}, reserveTokens {}; context window {window} [{window_source}]",
-        plan.settings.keep_recent_tokens, plan.settings.reserve_tokens
-    )?;
-    let how = if est.last_usage_index.is_some() {
-        format!("the last reply's usage {} + {} estimated after it", est.usage_tokens, est.trailing_tokens)
-    } else {
-        "estimated, characters / 4".to_string()
-    };
-    writeln!(out, "tokensBefore: {} ({how})", est.tokens)?;
-    if let Some(p) = plan.prev_compaction_index {
-        let e = plan.projection.entries[p].entry;
-        writeln!(
-            out,
-            "Previous compaction: {} (line {}); its summary is updated",
-            short(e),
-            s.entries[e as usize].line
-        )?;
-    }
-    let prep = match &plan.preparation {
-        Err(refusal) => {
-            writeln!(out, "pi would not compact: {}", refusal.message())?;
-            return Ok(());
-        }
-        Ok(p) => p,
-    };
-    let fk = prep.first_kept_entry;
-    writeln!(
-        out,
-        "First kept entry: {} (line {}, {})",
-        short(fk),
-        s.entries[fk as usize].line,
-        kind_name(&s.entries[fk as usize])
-    )?;
-    match prep.turn_start_index {
-        Some(t) if prep.is_split_turn => {
-            let e = plan.projection.entries[t].entry;
-            writeln!(
-                out,
-                "Split turn: yes; the turn starts at {} (line {}), its start is summarized apart",
-                short(e),
-                s.entries[e as usize].line
-            )?;
-        }
-        _ => writeln!(out, "Split turn: no")?,
-    }
-    writeln!(
-        out,
-        "Summarized: {} messages of history, {} of the turn prefix",
-        prep.messages_to_summarize.len(),
-        prep.turn_prefix_messages.len()
-    )?;
-    let (read, modified) = prep.file_lists();
-    if !read.is_empty() || !modified.is_empty() {
-        writeln!(out, "Files: read {}; modified {}", join(&read), join(&modified))?;
-    }
-    writeln!(out, "Thinking level: {}", thinking.unwrap_or("off (none sent)"))?;
-    writeln!(out, "\n── system prompt ──\n{}", prompts::SUMMARIZATION_SYSTEM_PROMPT)?;
-    for (n, r) in prep.requests(custom).iter().enumerate() {
-        let tokens = r.prompt.chars().map(char::len_utf16).sum::<usize>().div_ceil(4);
-        writeln!(out, "\n── request {}: {} (~{tokens} tokens) ──\n{}", n + 1, r.kind.name(), out_text(ctx, &r.prompt))?;
-    }
-    Ok(())
-}
-
-fn join(v: &[String]) -> String {
-    if v.is_empty() {
-        "(none)".into()
-    } else {
-        v.join(", ")
-    }
 }

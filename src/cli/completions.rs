@@ -1,6 +1,8 @@
 //! `pisces completions SHELL`: shell completion scripts, generated from the clap
 //! definitions.
 
+use std::io::Write;
+
 use clap::CommandFactory;
 
 use super::{Cli, ExitStatus};
@@ -22,7 +24,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitStatus> {
     let mut cmd = Cli::command();
+    // clap_complete panics when its writer fails (`| head -c 10` closes the pipe), so the
+    // script is made in memory and written here, where a closed pipe is an error like any.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "pisces", &mut script);
     let mut out = std::io::stdout().lock();
-    clap_complete::generate(args.shell, &mut cmd, "pisces", &mut out);
-    Ok(0)
+    out.write_all(&script)?;
+    out.flush()?;
+    Ok(ExitStatus::Ok)
 }

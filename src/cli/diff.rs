@@ -1,15 +1,14 @@
 //! `pisces diff SESSION REV_A [REV_B]` / `pisces diff FILE_A REV_A --against FILE_B
 //! [REV_B]`: compare two attempts.
 
-use std::collections::BTreeSet;
 use std::io::{BufWriter, Write};
 
 use clap::ValueEnum;
 
-use super::{open_source, report_diagnostics, Ctx, ExitStatus};
-use crate::diff::{self, Damaged, Input, Options, Which};
+use super::{read, Ctx, ExitStatus};
+use crate::diff::{self, Input, Options};
 use crate::render;
-use crate::session::{rev, Session};
+use crate::session::rev;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -84,43 +83,19 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     if args.against.as_deref() == Some("-") && args.session == "-" {
         anyhow::bail!("only one of SESSION and --against can be `-` (standard input)");
     }
-    let source_a = open_source(ctx, &args.session)?;
-    let source_b = match &args.against {
-        Some(f) => Some(open_source(ctx, f)?),
-        None => None,
-    };
     let rev_b = args.rev_b.clone().unwrap_or_else(|| "@".to_string());
     let opts = Options { context: args.context, stat: args.stat };
-
-    // A line that looked whole to the index may fail to parse whole: pi would have skipped
-    // it, so read that file again treating it as malformed.
-    let (mut bad_a, mut bad_b) = (BTreeSet::new(), BTreeSet::new());
-    loop {
-        let sa = Session::load_excluding(&source_a, &bad_a)?;
-        let sb_own = match &source_b {
-            Some(src) => Some(Session::load_excluding(src, &bad_b)?),
-            None => None,
-        };
-        let sb = sb_own.as_ref().unwrap_or(&sa);
-        let leaf_a = rev::resolve(&sa, &args.rev_a).map_err(|e| anyhow::anyhow!("REV_A: {e}"))?;
+    let mut files = vec![args.session.as_str()];
+    files.extend(args.against.as_deref());
+    read(ctx, &files, |sessions, reading| {
+        let sa = &sessions[0];
+        let sb = sessions.get(1).unwrap_or(sa);
+        let leaf_a = rev::resolve(sa, &args.rev_a).map_err(|e| anyhow::anyhow!("REV_A: {e}"))?;
         let leaf_b = rev::resolve(sb, &rev_b).map_err(|e| anyhow::anyhow!("REV_B: {e}"))?;
-        let a = Input { session: &sa, leaf: leaf_a, rev: &args.rev_a };
+        let a = Input { session: sa, leaf: leaf_a, rev: &args.rev_a };
         let b = Input { session: sb, leaf: leaf_b, rev: &rev_b };
-        let report = match diff::compare(&a, &b, &opts) {
-            Ok(r) => r,
-            Err(Damaged { side, line }) => {
-                if side == Which::B && sb_own.is_some() {
-                    bad_b.insert(line);
-                } else {
-                    bad_a.insert(line);
-                }
-                continue;
-            }
-        };
-        report_diagnostics(ctx, &sa)?;
-        if let Some(s) = &sb_own {
-            report_diagnostics(ctx, s)?;
-        }
+        let report = diff::compare(&a, &b, &opts)?;
+        reading.start_output()?;
         let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         match args.format {
             Format::Json => {
@@ -131,6 +106,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             Format::Text => render::diff::write_text(&mut out, &ctx.ui, &report)?,
         }
         out.flush()?;
-        return Ok(if report.identical { 0 } else { 1 });
-    }
+        Ok(if report.identical { ExitStatus::Ok } else { ExitStatus::Finding })
+    })
 }

@@ -2,14 +2,13 @@
 //! Shift+L does.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use serde_json::json;
 
-use super::{report_diagnostics, Ctx, ExitStatus};
-use crate::session::locate::{locate, SessionArg};
-use crate::session::{rev, write, Session, Source};
+use super::{append_target, report_diagnostics, Ctx, ExitStatus};
+use crate::render::sanitize;
+use crate::session::{rev, write};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -58,10 +57,7 @@ pub enum Format {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
-    let path: PathBuf = match locate(&args.session, &ctx.search)? {
-        SessionArg::Stdin => bail!("`label` appends to a session file; it cannot write to standard input"),
-        SessionArg::Path(p) => p,
-    };
+    let path = append_target(ctx, &args.session, "label")?;
     let label = match &args.name {
         Some(n) if n.trim().is_empty() => bail!("a label cannot be empty; use --clear to remove one"),
         Some(n) if n.contains('\n') || n.contains('\r') => bail!("a label is one line; it cannot contain a newline"),
@@ -69,31 +65,29 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         None => None,
     };
     let mut written = None;
-    let result = write::append_locked(&path, args.force, |bytes| {
+    let mut redirected = None;
+    let result = write::append_to_session(&path, args.force, ctx.formats, |session| {
         // Read the file as it is now, under the lock: the new entry's parent is the last
         // entry at the moment of writing.
-        let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
-        let session = Session::load(&source)?;
-        report_diagnostics(ctx, &session)?;
-        if session.migrate_v1 || session.migrate_v2 {
-            bail!(
-                "{}: a version-{} session; pi rewrites such a file in the current format when it opens it, and pisces does not append to it unmigrated",
-                path.display(),
-                session.version
-            );
+        report_diagnostics(ctx, session)?;
+        let named = rev::resolve(session, &args.rev)?;
+        let target = session.label_target(named);
+        if target != named {
+            redirected = Some((session.display_id(named).into_owned(), session.display_id(target).into_owned()));
         }
-        let target = rev::resolve(&session, &args.rev)?;
-        let Some(target_id) = session.id(target).filter(|id| !id.starts_with('\0')).map(str::to_string) else {
-            bail!("line {} has no id to label", session.entries[target as usize].line);
-        };
-        let parent = session.default_leaf().and_then(|l| session.id(l)).map(str::to_string);
-        let id = write::new_entry_id(|id| session.get(id).is_some());
-        let line = write::label_entry(&id, parent.as_deref(), &write::now_iso(), &target_id, label.as_deref());
-        written = Some((id, target_id));
-        Ok(vec![line])
+        let (id, line) = session.dialect().writer()?.label_line(session, target, label.as_deref())?;
+        written = Some((id, session.named_id(target)?.to_string()));
+        Ok::<_, anyhow::Error>(vec![line])
     });
     let appended = result.with_context(|| format!("could not label an entry of {}", path.display()))?;
     let (id, target_id) = written.expect("set before writing");
+    if let Some((named, target)) = redirected {
+        eprintln!(
+            "pisces: note: {} names a label entry; labelled {} instead, the entry it stands under (pi's /tree never labels a label entry)",
+            sanitize(&named),
+            sanitize(&target)
+        );
+    }
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -103,10 +97,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         }
-        Format::Text => match &label {
-            Some(l) => writeln!(out, "labelled {target_id} \"{l}\" (label entry {id}, line {})", appended.first_line)?,
-            None => writeln!(out, "cleared the label of {target_id} (label entry {id}, line {})", appended.first_line)?,
-        },
+        Format::Text => {
+            let target_id = sanitize(&target_id);
+            match &label {
+                Some(l) => writeln!(
+                    out,
+                    "labelled {target_id} \"{}\" (label entry {id}, line {})",
+                    sanitize(l),
+                    appended.first_line
+                )?,
+                None => {
+                    writeln!(out, "cleared the label of {target_id} (label entry {id}, line {})", appended.first_line)?
+                }
+            }
+        }
     }
-    Ok(0)
+    Ok(ExitStatus::Ok)
 }

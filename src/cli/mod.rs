@@ -21,11 +21,14 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::render::{ColorChoice, Ui};
-use crate::session::locate::{locate, SearchDirs, SessionArg};
-use serde_json::{Map, Value};
-
+use crate::env::Env;
+use crate::render::{sanitize, ColorChoice, Ui};
+use crate::session::format::Format;
+use crate::session::locate::{locate, SessionArg};
+use crate::session::open::Reading;
 use crate::session::{LoadError, Session, Severity, Source};
+
+pub use crate::exit::ExitStatus;
 
 const AFTER_HELP: &str = "\
 SESSION is a session file, `-` for standard input, or a session id (or a unique prefix of
@@ -35,6 +38,11 @@ else every project folder under ~/.pi/agent/sessions/.
 REV names one entry: a full id, a unique id prefix, a label, `@` (pi's current leaf: the last
 entry of the file), `#N` (the entry on line N), or `root`; add `^` for the parent and `~N` for
 the N-th ancestor (`@~3`, `fix-1^`).
+
+Exit status: 0 done; 1 a finding (`check`: problems, `diff`: the sides differ, `summarize`:
+nothing to summarize); 2 a usage or input error (bad arguments, a file pisces cannot read, a
+REV that names nothing); 3 a model provider failed (`summarize`, `compact`, `agent`); 101 an
+internal error (a bug in pisces: please report it).
 
 pisces never modifies a file it only reads.";
 
@@ -84,15 +92,28 @@ pub enum Command {
 pub struct Ctx {
     pub ui: Ui,
     pub strict: bool,
-    pub search: SearchDirs,
+    pub env: Env,
+    /// `--session-dir`.
+    pub session_dir: Option<PathBuf>,
+    /// The formats sessions are read in.
+    pub formats: &'static [&'static dyn Format],
 }
 
-/// What a command asks `main` to exit with (errors are reported separately, with 2).
-pub type ExitStatus = u8;
+impl Ctx {
+    /// The folders session ids are looked up in.
+    pub fn session_dirs(&self) -> Vec<PathBuf> {
+        self.env.pi_session_dirs(self.session_dir.as_deref())
+    }
+}
 
-pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
-    let ctx =
-        Ctx { ui: Ui::from_env(cli.color), strict: cli.strict, search: SearchDirs { session_dir: cli.session_dir } };
+pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
+    let ctx = Ctx {
+        ui: Ui::new(cli.color, &env),
+        strict: cli.strict,
+        env,
+        session_dir: cli.session_dir,
+        formats: crate::formats::all(),
+    };
     match cli.command {
         Command::Tree(args) => tree::run(&ctx, args),
         Command::Path(args) => path::run(&ctx, args),
@@ -109,12 +130,39 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     }
 }
 
+/// Where a SESSION argument points.
+pub fn locate_arg(ctx: &Ctx, arg: &str) -> anyhow::Result<SessionArg> {
+    Ok(locate(arg, || ctx.session_dirs())?)
+}
+
 /// Opens the bytes a SESSION argument names.
 pub fn open_source(ctx: &Ctx, arg: &str) -> anyhow::Result<Source> {
-    Ok(match locate(arg, &ctx.search)? {
+    Ok(match locate_arg(ctx, arg)? {
         SessionArg::Stdin => Source::stdin()?,
         SessionArg::Path(p) => Source::open(&p)?,
     })
+}
+
+/// Reads the sessions the SESSION arguments name and runs `step` on them, the one way
+/// every command reads (`session::open::read`: REVs resolved in the step, reads repeated
+/// when a file changed, diagnostics reported before the output).
+pub fn read<R>(
+    ctx: &Ctx,
+    args: &[&str],
+    step: impl FnMut(&[Session], &mut Reading) -> anyhow::Result<R>,
+) -> anyhow::Result<R> {
+    let open = || args.iter().map(|a| open_source(ctx, a)).collect::<anyhow::Result<Vec<_>>>();
+    let mut report = |s: &Session| report_diagnostics(ctx, s);
+    crate::session::open::read(&open, ctx.formats, &mut report, step)
+}
+
+/// [`read`] for one SESSION.
+pub fn read_one<R>(
+    ctx: &Ctx,
+    arg: &str,
+    mut step: impl FnMut(&Session, &mut Reading) -> anyhow::Result<R>,
+) -> anyhow::Result<R> {
+    read(ctx, &[arg], |sessions, reading| step(&sessions[0], reading))
 }
 
 /// Prints a session's problems to stderr (`file:line: what`), and fails under `--strict`.
@@ -122,25 +170,70 @@ pub fn report_diagnostics(ctx: &Ctx, session: &Session) -> anyhow::Result<()> {
     let mut err = std::io::stderr().lock();
     for d in session.diagnostics.iter().filter(|d| d.severity == Severity::Warning) {
         let at = d.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let _ = writeln!(err, "{}{at}: {}", session.name, d.message);
+        let _ = writeln!(err, "{}{at}: {}", sanitize(&session.file), sanitize(&d.message));
     }
     if ctx.strict && session.warnings() > 0 {
-        return Err(LoadError::Strict { name: session.name.clone(), count: session.warnings() }.into());
+        return Err(LoadError::Strict { name: session.file.clone(), count: session.warnings() }.into());
     }
     Ok(())
 }
 
-/// The `session` object every JSON document carries: the file as given, the header's id,
-/// version (1 when absent), cwd and parentSession, and the session name.
-pub fn session_json(session: &Session) -> Value {
-    let mut info = Map::new();
-    info.insert("file".into(), session.name.clone().into());
-    info.insert("id".into(), session.session_id().into());
-    info.insert("version".into(), session.header.get("version").cloned().unwrap_or(Value::from(1)));
-    info.insert("cwd".into(), session.header.get("cwd").cloned().unwrap_or(Value::Null));
-    info.insert("name".into(), session.name_of_session().map_or(Value::Null, Value::from));
-    if let Some(parent) = session.header.get("parentSession") {
-        info.insert("parentSession".into(), parent.clone());
+pub use crate::render::json::{session_json, SessionJson};
+
+/// The model options of `summarize` and `compact`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ModelArgs {
+    /// The model to summarize with, as pi names it (`anthropic/claude-sonnet-4-5`).
+    #[arg(long, value_name = "PROVIDER/ID")]
+    pub model: Option<String>,
+
+    /// The provider's API base URL (an OpenAI-compatible server, a proxy).
+    #[arg(long, value_name = "URL", requires = "model")]
+    pub base_url: Option<String>,
+
+    /// The environment variable holding the API key [default: the provider's usual one].
+    #[arg(long, value_name = "VAR", requires = "model")]
+    pub api_key_env: Option<String>,
+
+    /// The model's context window in tokens [default: pi's catalog, else 128000].
+    #[arg(long, value_name = "N")]
+    pub context_window: Option<u64>,
+
+    /// Testing: a scripted model that answers every request with TEXT (`{kind}` becomes
+    /// `history`, `turnPrefix` or `branch`), with zero usage.
+    #[arg(long, hide = true, value_name = "TEXT", conflicts_with = "model")]
+    pub scripted_reply: Option<String>,
+}
+
+impl ModelArgs {
+    /// The options as the library takes them.
+    pub fn choice(&self) -> crate::summarize::model::ModelChoice {
+        crate::summarize::model::ModelChoice {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            context_window: self.context_window,
+            scripted_reply: self.scripted_reply.clone(),
+        }
     }
-    Value::Object(info)
+}
+
+/// The file a SESSION names, for a command that appends to it (not `-`).
+pub fn append_target(ctx: &Ctx, arg: &str, what: &str) -> anyhow::Result<PathBuf> {
+    match locate_arg(ctx, arg)? {
+        SessionArg::Stdin => {
+            anyhow::bail!("`{what}` appends to a session file; it cannot write to standard input")
+        }
+        SessionArg::Path(p) => Ok(p),
+    }
+}
+
+/// pi's configuration for a session, its problems reported on stderr.
+pub fn pi_config(ctx: &Ctx, session: &Session) -> crate::llm::PiConfig {
+    let config = crate::summarize::model::pi_config(session, &ctx.env);
+    let mut err = std::io::stderr().lock();
+    for p in &config.problems {
+        let _ = writeln!(err, "warning: {}", sanitize(p));
+    }
+    config
 }

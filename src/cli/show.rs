@@ -1,14 +1,13 @@
 //! `pisces show SESSION REV...`: entries, whole and readable.
 
-use std::collections::BTreeSet;
 use std::io::{BufWriter, Write};
 
 use clap::ValueEnum;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{open_source, report_diagnostics, session_json, Ctx, ExitStatus};
-use crate::render::entry::{self, EntryHead, Lookup};
-use crate::session::{rev, Session};
+use super::{read_one, Ctx, ExitStatus};
+use crate::render::entry;
+use crate::session::{rev, EntryIdx};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -55,159 +54,29 @@ pub enum Format {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
-    let source = open_source(ctx, &args.session)?;
-    // A line that looked whole to the index may fail to parse whole: pi would have skipped
-    // it, so read the file again treating it as malformed (the REV then names nothing).
-    let mut damaged = BTreeSet::new();
-    let (session, picked) = loop {
-        let session = Session::load_excluding(&source, &damaged)?;
+    read_one(ctx, &args.session, |session, reading| {
         let mut picked = Vec::with_capacity(args.revs.len());
         for r in &args.revs {
-            picked.push(rev::resolve(&session, r)?);
+            let i = rev::resolve(session, r)?;
+            // `--raw` prints the line whatever it holds; the readable forms need it whole.
+            let value = if args.raw { None } else { Some(session.parse(i)?) };
+            picked.push((i, value));
         }
-        let mut values = Vec::with_capacity(picked.len());
-        let mut bad = BTreeSet::new();
-        for &i in &picked {
-            match session.parse(i) {
-                Ok(v) => values.push(v),
-                Err(_) => {
-                    bad.insert(session.entries[i as usize].line);
-                }
+        reading.start_output()?;
+        let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        if args.raw {
+            for (i, _) in &picked {
+                out.write_all(session.raw_line(*i))?;
+                out.write_all(b"\n")?;
             }
-        }
-        if bad.is_empty() {
-            break (session, picked.into_iter().zip(values).collect::<Vec<_>>());
-        }
-        damaged.extend(bad);
-    };
-    report_diagnostics(ctx, &session)?;
-
-    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    if args.raw {
-        for &(i, _) in &picked {
-            out.write_all(session.raw_line(i))?;
-            out.write_all(b"\n")?;
+        } else {
+            let picked: Vec<(EntryIdx, Value)> = picked.into_iter().filter_map(|(i, v)| Some((i, v?))).collect();
+            match args.format {
+                Format::Text => entry::write_entries(&mut out, &ctx.ui, session, &picked)?,
+                Format::Json => entry::write_json(&mut out, session, &picked)?,
+            }
         }
         out.flush()?;
-        return Ok(0);
-    }
-    match args.format {
-        Format::Text => {
-            for (n, (i, value)) in picked.iter().enumerate() {
-                if n > 0 {
-                    writeln!(out)?;
-                }
-                let head = head(&session, *i, value);
-                let refs = Refs { session: &session, line: session.entries[*i as usize].line };
-                entry::write_entry(&mut out, &ctx.ui, &head, value, &refs)?;
-            }
-        }
-        Format::Json => {
-            let entries: Vec<Value> = picked.into_iter().map(|(i, v)| entry_json(&session, i, v)).collect();
-            let doc = json!({ "version": 1, "session": session_json(&session), "entries": entries });
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-            writeln!(out)?;
-        }
-    }
-    out.flush()?;
-    Ok(0)
-}
-
-/// One entry of `show --format json`.
-fn entry_json(session: &Session, i: u32, entry: Value) -> Value {
-    let e = &session.entries[i as usize];
-    let label = session
-        .id(i)
-        .and_then(|id| session.label_of(id))
-        .map(|l| json!({ "text": l.text, "timestamp": l.timestamp, "line": session.entries[l.entry as usize].line }));
-    let children: Vec<Value> = session.children(i).map(|c| session.id_value(c)).collect();
-    json!({
-        "id": session.id_value(i),
-        "line": e.line,
-        "parentLine": session.parent(i).map(|p| session.entries[p as usize].line),
-        "depth": session.path_to(i).len() - 1,
-        "label": label,
-        "isLeaf": children.is_empty(),
-        "isDefaultLeaf": session.default_leaf() == Some(i),
-        "children": children,
-        "entry": entry,
+        Ok(ExitStatus::Ok)
     })
-}
-
-/// The facts `show` prints under an entry's title.
-fn head(session: &Session, i: u32, entry: &Value) -> EntryHead {
-    let e = &session.entries[i as usize];
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
-    let parent = match (session.parent_id(i), session.parent(i)) {
-        (None, _) => "none (a root)".to_string(),
-        (Some(pid), Some(p)) => format!("{}  ({})", show_id(pid), describe(session, p)),
-        (Some(pid), None) if Some(pid) == session.id(i) => {
-            format!("{} (itself; a root, as in pi's tree)", show_id(pid))
-        }
-        (Some(pid), None) if session.get(pid).is_some() => {
-            format!("{} (a parent cycle is cut here: a root)", show_id(pid))
-        }
-        (Some(pid), None) => format!("{} (not in this file: a root, as in pi's tree)", show_id(pid)),
-    };
-    row("parent", parent);
-    row("line", e.line.to_string());
-    let timestamp = match entry.get("timestamp") {
-        None => "(none)".into(),
-        Some(t) => {
-            let t = match t {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            if session.time(i).is_none() {
-                format!("{t} (not a date: sorts as equal to its siblings)")
-            } else {
-                t
-            }
-        }
-    };
-    row("timestamp", timestamp);
-    if let Some(l) = session.id(i).and_then(|id| session.label_of(id)) {
-        row("label", format!("{}  (label entry on line {})", l.text, session.entries[l.entry as usize].line));
-    }
-    let children: Vec<String> =
-        session.children(i).map(|c| format!("{}  ({})", session.display_id(c), describe(session, c))).collect();
-    row("children", if children.is_empty() { "none (a leaf)".into() } else { children.join("\n") });
-    row("depth", (session.path_to(i).len() - 1).to_string());
-    if e.shadowed {
-        row("note", "a later entry has the same id; pi's index (and an id REV) names that one".into());
-    }
-    EntryHead {
-        kind: e.kind,
-        id: session.display_id(i).into_owned(),
-        is_default_leaf: session.default_leaf() == Some(i),
-        rows,
-    }
-}
-
-fn describe(session: &Session, i: u32) -> String {
-    format!("line {} · {}", session.entries[i as usize].line, session.preview(i, 60))
-}
-
-fn show_id(id: &str) -> &str {
-    id.strip_prefix('\0').unwrap_or(id)
-}
-
-struct Refs<'s, 'a> {
-    session: &'s Session<'a>,
-    line: u32,
-}
-
-impl Lookup for Refs<'_, '_> {
-    fn describe(&self, id: &str) -> Option<String> {
-        self.session.get(id).map(|j| describe(self.session, j))
-    }
-
-    fn label_in_effect(&self, target: &str) -> Option<(String, u32)> {
-        self.session.label_of(target).map(|l| (l.text.clone(), self.session.entries[l.entry as usize].line))
-    }
-
-    fn line(&self) -> u32 {
-        self.line
-    }
 }

@@ -1,14 +1,13 @@
 //! `pisces tree SESSION`: the session tree, drawn the way pi's `/tree` selector draws it.
 
-use std::collections::BTreeSet;
 use std::io::{BufWriter, Write};
 
 use clap::ValueEnum;
 
-use super::{open_source, report_diagnostics, Ctx, ExitStatus};
+use super::{read_one, Ctx, ExitStatus};
 use crate::render::tree::{self as draw, TextOptions};
-use crate::session::view::{self, Filter, Options, TreeView};
-use crate::session::{rev, Session};
+use crate::session::rev;
+use crate::session::view::{self, Filter, Options};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -122,68 +121,38 @@ pub enum Format {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
-    let source = open_source(ctx, &args.session)?;
-    // pi reads `process.env.HOME || process.env.USERPROFILE` when it shortens tool paths.
-    let home = [std::env::var("HOME"), std::env::var("USERPROFILE")]
-        .into_iter()
-        .flatten()
-        .find(|h| !h.is_empty())
-        .unwrap_or_default();
-    // A line that looked whole to the index may fail to parse whole; pi would have skipped
-    // it, so read the file again treating it as malformed (as `path` does).
-    let mut damaged = BTreeSet::new();
-    loop {
-        let session = Session::load_excluding(&source, &damaged)?;
+    read_one(ctx, &args.session, |session, reading| {
         let leaf = match &args.leaf {
-            Some(r) => Some(rev::resolve(&session, r)?),
+            Some(r) => Some(rev::resolve(session, r)?),
             None => session.default_leaf(),
         };
-        let folds = args.fold.iter().map(|r| rev::resolve(&session, r)).collect::<Result<Vec<_>, _>>()?;
-        let around = args.around.as_deref().map(|r| rev::resolve(&session, r)).transpose()?;
-        let opts = Options { filter: args.filter.into(), search: args.search.clone(), folds, leaf, home: home.clone() };
-        match build(&session, opts, around, args.depth) {
-            Ok(view) => {
-                report_diagnostics(ctx, &session)?;
-                return print(ctx, &args, &session, &view, leaf);
+        let folds = args.fold.iter().map(|r| rev::resolve(session, r)).collect::<Result<Vec<_>, _>>()?;
+        let around = args.around.as_deref().map(|r| rev::resolve(session, r)).transpose()?;
+        let opts = Options {
+            filter: args.filter.into(),
+            search: args.search.clone(),
+            folds,
+            leaf,
+            home: ctx.env.pi_home(),
+            cwd: ctx.env.cwd_string(),
+        };
+        let rows = view::read_rows(session, &opts)?;
+        let view = view::build_focused(session, rows.as_ref(), opts, around, args.depth);
+        reading.start_output()?;
+        let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        match args.format {
+            Format::Text => {
+                let width = args.width.or(ctx.ui.width);
+                let opts = TextOptions { width, ids: args.ids, time: args.time, compact: args.compact };
+                draw::write_text(&mut out, &ctx.ui, session, &view, &opts)?;
             }
-            Err(view::Damaged(lines)) => damaged.extend(lines),
+            Format::Json => {
+                let filter = Filter::from(args.filter).pi_name();
+                draw::write_json(&mut out, session, &view, leaf, filter)?;
+            }
+            Format::Dot => draw::write_dot(&mut out, session, &view)?,
         }
-    }
-}
-
-/// The view, with --around and --depth turned into folds (each needs the drawn tree first).
-fn build<'s>(
-    session: &'s Session,
-    mut opts: Options,
-    around: Option<u32>,
-    depth: Option<u32>,
-) -> Result<TreeView<'s>, view::Damaged> {
-    let mut view = view::build(session, &opts)?;
-    if let Some(target) = around {
-        opts.folds.extend(view::folds_around(session, &view, target));
-        view = view::build(session, &opts)?;
-    }
-    if let Some(depth) = depth {
-        opts.folds.extend(view::folds_for_depth(&view, depth));
-        view = view::build(session, &opts)?;
-    }
-    Ok(view)
-}
-
-fn print(ctx: &Ctx, args: &Args, session: &Session, view: &TreeView, leaf: Option<u32>) -> anyhow::Result<ExitStatus> {
-    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    match args.format {
-        Format::Text => {
-            let width = args.width.or(ctx.ui.width);
-            let opts = TextOptions { width, ids: args.ids, time: args.time, compact: args.compact };
-            draw::write_text(&mut out, &ctx.ui, session, view, &opts)?;
-        }
-        Format::Json => {
-            let filter = Filter::from(args.filter).pi_name();
-            draw::write_json(&mut out, session, view, leaf, filter)?;
-        }
-        Format::Dot => draw::write_dot(&mut out, session, view)?,
-    }
-    out.flush()?;
-    Ok(0)
+        out.flush()?;
+        Ok(ExitStatus::Ok)
+    })
 }

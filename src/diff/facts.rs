@@ -8,14 +8,14 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{Damaged, Which};
+use crate::session::format::Unreadable;
 use crate::session::system::content_text;
-use crate::session::usage::{entry_usage, Totals};
-use crate::session::{js, EntryType, Role, Session};
+use crate::session::usage::Totals;
+use crate::session::{js, EntryIdx, EntryType, Role, Session};
 
 /// One entry of a side, as the diff needs it.
 pub(super) struct Fact {
-    pub entry: u32,
+    pub entry: EntryIdx,
     pub kind: FactKind,
     /// What the entry adds to the tokens and cost, as pi's getUsageCostBreakdown counts.
     pub usage: Option<Totals>,
@@ -252,11 +252,11 @@ fn text_of(c: &Option<Content>) -> String {
 
 /// Facts of `entries` (one side's divergent entries, in path order), read on up to
 /// `threads` threads.
-pub(super) fn extract(s: &Session, entries: &[u32], side: Which, threads: usize) -> Result<Vec<Fact>, Damaged> {
-    let one = |part: &[u32]| -> Result<Vec<Fact>, Damaged> {
+pub(super) fn extract(s: &Session, entries: &[EntryIdx], threads: usize) -> Result<Vec<Fact>, Unreadable> {
+    let one = |part: &[EntryIdx]| -> Result<Vec<Fact>, Unreadable> {
         part.iter()
             .map(|&i| {
-                let (kind, usage) = fact_and_usage(s, i).map_err(|line| Damaged { side, line })?;
+                let (kind, usage) = fact_and_usage(s, i)?;
                 Ok(Fact { entry: i, kind, usage })
             })
             .collect()
@@ -265,7 +265,7 @@ pub(super) fn extract(s: &Session, entries: &[u32], side: Which, threads: usize)
         return one(entries);
     }
     let chunk = entries.len().div_ceil(threads);
-    let parts: Vec<Result<Vec<Fact>, Damaged>> = std::thread::scope(|scope| {
+    let parts: Vec<Result<Vec<Fact>, Unreadable>> = std::thread::scope(|scope| {
         let handles: Vec<_> = entries.chunks(chunk).map(|part| scope.spawn(move || one(part))).collect();
         handles.into_iter().map(|h| h.join().expect("no panic")).collect()
     });
@@ -277,23 +277,23 @@ pub(super) fn extract(s: &Session, entries: &[u32], side: Which, threads: usize)
 }
 
 /// The facts of entry `i` (`Err(line)` when its line does not parse whole).
-pub(super) fn fact(s: &Session, i: u32) -> Result<FactKind, u32> {
+pub(super) fn fact(s: &Session, i: EntryIdx) -> Result<FactKind, Unreadable> {
     fact_and_usage(s, i).map(|(k, _)| k)
 }
 
 /// The facts of entry `i` and its usage (read from the same parse for messages).
-fn fact_and_usage(s: &Session, i: u32) -> Result<(FactKind, Option<Totals>), u32> {
-    let e = &s.entries[i as usize];
+fn fact_and_usage(s: &Session, i: EntryIdx) -> Result<(FactKind, Option<Totals>), Unreadable> {
+    let e = &s.entries[i];
     let kind = e.kind;
     match (kind, e.role) {
         (EntryType::Message, Role::User | Role::Assistant | Role::ToolResult | Role::BashExecution)
         | (EntryType::Message, Role::Custom | Role::HookMessage)
         | (EntryType::CustomMessage, _) => {}
         (EntryType::Message, _) | (EntryType::Custom, _) => return Ok((FactKind::Quiet, None)),
-        (EntryType::Usage, _) => return Ok((FactKind::Quiet, entry_usage(s, i)?)),
+        (EntryType::Usage, _) => return Ok((FactKind::Quiet, s.dialect().usage(s, i)?)),
         _ => {
-            let _ = s.parse(i).map_err(|_| e.line)?;
-            return Ok((FactKind::Event(s.preview(i, 160)), entry_usage(s, i)?));
+            let _ = s.parse(i)?;
+            return Ok((FactKind::Event(s.preview(i, 160)), s.dialect().usage(s, i)?));
         }
     }
     let raw = s.raw_line(i);
@@ -307,7 +307,7 @@ fn fact_and_usage(s: &Session, i: u32) -> Result<(FactKind, Option<Totals>), u32
         // Not the usual shape (a duplicate key, a `message` that is no object): read the
         // line whole, as pi does, and try again on its normal form.
         Err(_) => {
-            let v = s.parse(i).map_err(|_| e.line)?;
+            let v = s.parse(i)?;
             Ok(from_value(s, i, &v))
         }
     }
@@ -346,8 +346,8 @@ fn plain_string(b: &[u8]) -> Option<(String, &[u8])> {
     Some((std::str::from_utf8(&b[..end]).ok()?.to_string(), &b[end + 1..]))
 }
 
-fn from_line(s: &Session, i: u32, line: &Line) -> Result<(FactKind, Option<Totals>), u32> {
-    let e = &s.entries[i as usize];
+fn from_line(s: &Session, i: EntryIdx, line: &Line) -> Result<(FactKind, Option<Totals>), Unreadable> {
+    let e = &s.entries[i];
     if e.kind == EntryType::CustomMessage {
         return Ok((prompt("custom", text_of(&line.content), line.custom_type.as_deref().map(str::to_string)), None));
     }
@@ -399,8 +399,8 @@ fn from_line(s: &Session, i: u32, line: &Line) -> Result<(FactKind, Option<Total
 }
 
 /// The same facts from a line read whole (lines the fast path cannot read).
-fn from_value(s: &Session, i: u32, v: &Value) -> (FactKind, Option<Totals>) {
-    let e = &s.entries[i as usize];
+fn from_value(s: &Session, i: EntryIdx, v: &Value) -> (FactKind, Option<Totals>) {
+    let e = &s.entries[i];
     let str_of = |o: Option<&Value>| o.and_then(Value::as_str).map(str::to_string);
     if e.kind == EntryType::CustomMessage {
         return (prompt("custom", content_text(v.get("content")), str_of(v.get("customType"))), None);
@@ -568,9 +568,8 @@ fn nested_calls(v: &Value) -> Vec<CallFact> {
 
 /// The arguments of the tool call `call_id` of assistant entry `i`, as a value (for the
 /// write/edit/read calls that rebuild a file).
-pub(super) fn call_arguments(s: &Session, i: u32, call_id: &str) -> Result<Option<Value>, u32> {
-    let e = &s.entries[i as usize];
-    let v = s.parse(i).map_err(|_| e.line)?;
+pub(super) fn call_arguments(s: &Session, i: EntryIdx, call_id: &str) -> Result<Option<Value>, Unreadable> {
+    let v = s.parse(i)?;
     let blocks = v.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);
     Ok(blocks.into_iter().flatten().find_map(|b| {
         (b.get("type").and_then(Value::as_str) == Some("toolCall")
@@ -581,9 +580,8 @@ pub(super) fn call_arguments(s: &Session, i: u32, call_id: &str) -> Result<Optio
 
 /// The text of a tool result entry (for reads that rebuild a file), and whether it holds
 /// an image.
-pub(super) fn result_text(s: &Session, i: u32) -> Result<(String, bool), u32> {
-    let e = &s.entries[i as usize];
-    let v = s.parse(i).map_err(|_| e.line)?;
+pub(super) fn result_text(s: &Session, i: EntryIdx) -> Result<(String, bool), Unreadable> {
+    let v = s.parse(i)?;
     let content = v.get("message").and_then(|m| m.get("content"));
     let image = content
         .and_then(Value::as_array)
@@ -593,7 +591,7 @@ pub(super) fn result_text(s: &Session, i: u32) -> Result<(String, bool), u32> {
 
 /// The tool call id a tool-result entry answers, read from its line (the content is only
 /// scanned).
-pub(super) fn result_call_id(s: &Session, i: u32) -> Option<String> {
+pub(super) fn result_call_id(s: &Session, i: EntryIdx) -> Option<String> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct R<'a> {

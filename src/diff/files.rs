@@ -18,20 +18,21 @@ use serde_json::Value;
 use similar::TextDiff;
 
 use super::facts::{self, FactKind};
-use super::{Damaged, FileCompare, FileSide, Input, SideSummary, Which};
-use crate::session::{Role, Session};
+use super::{FileCompare, FileSide, Input, SideSummary};
+use crate::session::format::Unreadable;
+use crate::session::{EntryIdx, Role, Session};
 
 /// Files modified on both sides (matched after resolving each side's paths against its
 /// session's `cwd`); with `detail`, each side's final content and a diff of the two.
 pub(super) fn compare(
     a: &Input,
-    path_a: &[u32],
+    path_a: &[EntryIdx],
     sum_a: &SideSummary,
     b: &Input,
-    path_b: &[u32],
+    path_b: &[EntryIdx],
     sum_b: &SideSummary,
     detail: bool,
-) -> Result<Vec<FileCompare>, Damaged> {
+) -> Result<Vec<FileCompare>, Unreadable> {
     let (cwd_a, cwd_b) = (cwd(a.session), cwd(b.session));
     let in_b: FxHashMap<String, &str> = sum_b.files_modified.iter().map(|p| (resolve(&cwd_b, p), p.as_str())).collect();
     let mut common: Vec<(String, String)> = Vec::new();
@@ -50,17 +51,13 @@ pub(super) fn compare(
     let upto_b = b.leaf;
     let ops_a = if detail {
         let upto = if same_session { upto_a.max(upto_b) } else { upto_a };
-        collect_ops(a.session, upto, &targets, &cwd_a).map_err(|line| Damaged { side: Which::A, line })?
+        collect_ops(a.session, upto, &targets, &cwd_a)?
     } else {
         Vec::new()
     };
-    let ops_b = if !detail || same_session {
-        Vec::new()
-    } else {
-        collect_ops(b.session, upto_b, &targets, &cwd_b).map_err(|line| Damaged { side: Which::B, line })?
-    };
+    let ops_b = if !detail || same_session { Vec::new() } else { collect_ops(b.session, upto_b, &targets, &cwd_b)? };
     let ops_b = if same_session { &ops_a } else { &ops_b };
-    let on_path = |p: &[u32]| p.iter().copied().collect::<FxHashSet<u32>>();
+    let on_path = |p: &[EntryIdx]| p.iter().copied().collect::<FxHashSet<EntryIdx>>();
     let (set_a, set_b) = if detail { (on_path(path_a), on_path(path_b)) } else { Default::default() };
 
     let mut out = Vec::new();
@@ -69,10 +66,8 @@ pub(super) fn compare(
             out.push(FileCompare { path, resolved, a: None, b: None, same: None, diff: None });
             continue;
         }
-        let fa =
-            replay(a.session, &ops_a, &resolved, upto_a, &set_a).map_err(|line| Damaged { side: Which::A, line })?;
-        let fb =
-            replay(b.session, ops_b, &resolved, upto_b, &set_b).map_err(|line| Damaged { side: Which::B, line })?;
+        let fa = replay(a.session, &ops_a, &resolved, upto_a, &set_a)?;
+        let fb = replay(b.session, ops_b, &resolved, upto_b, &set_b)?;
         let (same, diff) = match (&fa.content, &fb.content) {
             (Some(x), Some(y)) if x == y => (Some(true), None),
             (Some(x), Some(y)) => (Some(false), Some(unified_diff(x, y, &format!("A/{path}"), &format!("B/{path}")))),
@@ -84,7 +79,7 @@ pub(super) fn compare(
 }
 
 fn cwd(s: &Session) -> String {
-    s.header.get("cwd").and_then(Value::as_str).unwrap_or_default().to_string()
+    s.header.cwd_str().unwrap_or_default().to_string()
 }
 
 /// A tool-call path as pi's tools resolve it: a leading `@` dropped, relative paths taken
@@ -113,19 +108,19 @@ pub(super) fn resolve(cwd: &str, path: &str) -> String {
 /// A read / write / edit call on a target file, with its result.
 struct Op {
     /// The assistant entry with the call.
-    entry: u32,
+    entry: EntryIdx,
     call_id: String,
     name: String,
     resolved: String,
     offset: Option<f64>,
     limit: Option<f64>,
     /// The result entry and whether it is an error (`None`: no result found).
-    result: Option<(u32, bool)>,
+    result: Option<(EntryIdx, bool)>,
 }
 
 /// read/write/edit calls on `targets` in entries `0..=upto` (file order), with their
 /// results. Lines are only parsed when they hold such a call (a substring test first).
-fn collect_ops(s: &Session, upto: u32, targets: &FxHashSet<&str>, cwd: &str) -> Result<Vec<Op>, u32> {
+fn collect_ops(s: &Session, upto: EntryIdx, targets: &FxHashSet<&str>, cwd: &str) -> Result<Vec<Op>, Unreadable> {
     let finders: Vec<memchr::memmem::Finder> =
         ["\"read\"", "\"write\"", "\"edit\""].iter().map(|n| memchr::memmem::Finder::new(n.as_bytes())).collect();
     // A call on a target names its file: its last path segment is in the line (as JSON
@@ -136,11 +131,11 @@ fn collect_ops(s: &Session, upto: u32, targets: &FxHashSet<&str>, cwd: &str) -> 
     let plain = |n: &str| !n.is_empty() && !n.chars().any(|c| c == '"' || c == '\\' || c.is_control());
     let name_finders: Option<Vec<memchr::memmem::Finder>> = (names.len() <= 64 && names.iter().all(|n| plain(n)))
         .then(|| names.iter().map(|n| memchr::memmem::Finder::new(n.as_bytes())).collect());
-    let n = (upto as usize + 1).min(s.entries.len());
+    let n = (upto.get() + 1).min(s.entries.len());
     let mut ops: Vec<Op> = Vec::new();
     let mut pending: FxHashMap<String, usize> = FxHashMap::default();
-    for i in 0..n as u32 {
-        let e = &s.entries[i as usize];
+    for i in s.entries.indices().take(n) {
+        let e = &s.entries[i];
         if e.kind != crate::session::EntryType::Message {
             continue;
         }
@@ -198,7 +193,13 @@ enum State {
 /// wrote or read the whole file), the content before it is taken from file order: every
 /// call on the file before that edit, on any branch (what was on disk then, as /tree
 /// does not restore files).
-fn replay(s: &Session, ops: &[Op], target: &str, upto: u32, on_path: &FxHashSet<u32>) -> Result<FileSide, u32> {
+fn replay(
+    s: &Session,
+    ops: &[Op],
+    target: &str,
+    upto: EntryIdx,
+    on_path: &FxHashSet<EntryIdx>,
+) -> Result<FileSide, Unreadable> {
     let mut state = State::Unknown("it is never written or read whole before its first edit".into());
     let mut note = None;
     let mut fell_back = false;
@@ -213,7 +214,7 @@ fn replay(s: &Session, ops: &[Op], target: &str, upto: u32, on_path: &FxHashSet<
                 before = step(s, before, o)?;
             }
             if let State::Known(c) = before {
-                let line = s.entries[op.entry as usize].line;
+                let line = s.entries[op.entry].line;
                 note = Some(format!(
                     "the content before the edit on line {line} is taken from the calls before it in the file, other branches included (pi's /tree does not restore files)"
                 ));
@@ -229,8 +230,8 @@ fn replay(s: &Session, ops: &[Op], target: &str, upto: u32, on_path: &FxHashSet<
 }
 
 /// The content after one call.
-fn step(s: &Session, state: State, op: &Op) -> Result<State, u32> {
-    let line = s.entries[op.entry as usize].line;
+fn step(s: &Session, state: State, op: &Op) -> Result<State, Unreadable> {
+    let line = s.entries[op.entry].line;
     let Some((result, is_error)) = op.result else { return Ok(state) };
     if is_error {
         return Ok(state);
@@ -252,7 +253,7 @@ fn step(s: &Session, state: State, op: &Op) -> Result<State, u32> {
             } else {
                 match state {
                     State::Known(c) if !partial_read_agrees(&c, &text, op.offset) => {
-                        let rline = s.entries[result as usize].line;
+                        let rline = s.entries[result].line;
                         State::Unknown(format!(
                             "the read on line {rline} shows other text than the calls before it wrote (the file changed outside them)"
                         ))

@@ -14,8 +14,8 @@
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::{Damaged, Which};
-use crate::session::Session;
+use crate::session::format::Unreadable;
+use crate::session::{EntryIdx, Id, Session};
 
 pub(super) struct Fork {
     /// Positions of the common ancestor on A's and B's paths.
@@ -34,7 +34,13 @@ impl Fork {
     }
 }
 
-pub(super) fn find(sa: &Session, pa: &[u32], sb: &Session, pb: &[u32], same_session: bool) -> Result<Fork, Damaged> {
+pub(super) fn find(
+    sa: &Session,
+    pa: &[EntryIdx],
+    sb: &Session,
+    pb: &[EntryIdx],
+    same_session: bool,
+) -> Result<Fork, Unreadable> {
     if same_session {
         let n = pa.len().min(pb.len());
         // pa[k] == pb[k] holds for every k up to the ancestor and for none after it.
@@ -44,9 +50,9 @@ pub(super) fn find(sa: &Session, pa: &[u32], sb: &Session, pb: &[u32], same_sess
 
     let mut found = None;
     let mut matched_by = "id";
-    // Version-1 ids are made up from line numbers: they say nothing across files.
-    if !sa.migrate_v1 && !sb.migrate_v1 {
-        let mut pos: FxHashMap<&str, usize> = FxHashMap::default();
+    // Ids the reader made up (pi version 1: from line numbers) say nothing across files.
+    if !sa.synthetic_ids && !sb.synthetic_ids {
+        let mut pos: FxHashMap<Id, usize> = FxHashMap::default();
         pos.reserve(pb.len());
         for (j, &e) in pb.iter().enumerate() {
             if let Some(id) = sb.id(e) {
@@ -55,7 +61,7 @@ pub(super) fn find(sa: &Session, pa: &[u32], sb: &Session, pb: &[u32], same_sess
         }
         for k in (0..pa.len()).rev() {
             let Some(id) = sa.id(pa[k]) else { continue };
-            let Some(&j) = pos.get(id) else { continue };
+            let Some(&j) = pos.get(&id) else { continue };
             if same_content(sa, pa[k], sb, pb[j])? {
                 found = Some((k, j));
                 break;
@@ -95,8 +101,8 @@ fn partition_point(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 
 /// The two entries are the same apart from `id` and `parentId` (a fork re-chains parents
 /// around the labels it drops).
-fn same_content(sa: &Session, i: u32, sb: &Session, j: u32) -> Result<bool, Damaged> {
-    let (ea, eb) = (&sa.entries[i as usize], &sb.entries[j as usize]);
+fn same_content(sa: &Session, i: EntryIdx, sb: &Session, j: EntryIdx) -> Result<bool, Unreadable> {
+    let (ea, eb) = (&sa.entries[i], &sb.entries[j]);
     if ea.kind != eb.kind || ea.role != eb.role {
         return Ok(false);
     }
@@ -110,8 +116,7 @@ fn same_content(sa: &Session, i: u32, sb: &Session, j: u32) -> Result<bool, Dama
         }
         v
     };
-    let va = sa.parse(i).map_err(|_| Damaged { side: Which::A, line: ea.line })?;
-    let vb = sb.parse(j).map_err(|_| Damaged { side: Which::B, line: eb.line })?;
+    let (va, vb) = (sa.parse(i)?, sb.parse(j)?);
     Ok(strip(va) == strip(vb))
 }
 

@@ -21,7 +21,8 @@ mod turns;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::session::Session;
+use crate::session::format::Unreadable;
+use crate::session::{EntryIdx, LineNo, Session};
 
 pub use summary::is_test_command;
 
@@ -41,18 +42,10 @@ pub enum Which {
     B,
 }
 
-/// A line the index read but that does not parse whole (in side A's or B's session):
-/// pi would have skipped it, so the caller reloads that session treating it as malformed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Damaged {
-    pub side: Which,
-    pub line: u32,
-}
-
 /// One side to compare: a session, the leaf, and how the user named it.
 pub struct Input<'s, 'a> {
     pub session: &'s Session<'a>,
-    pub leaf: u32,
+    pub leaf: EntryIdx,
     pub rev: &'s str,
 }
 
@@ -95,7 +88,7 @@ pub struct SideInfo {
     pub rev: String,
     /// The leaf's id.
     pub leaf_id: Value,
-    pub leaf_line: u32,
+    pub leaf_line: LineNo,
     /// The leaf's kind: the entry `type`, or `message/<role>` for messages.
     pub leaf_kind: String,
     /// The leaf's label, if it has one.
@@ -116,8 +109,8 @@ pub struct Ancestor {
     pub id: Value,
     /// Its id in side B's file (the same unless it was matched by content).
     pub id_b: Value,
-    pub line_a: u32,
-    pub line_b: u32,
+    pub line_a: LineNo,
+    pub line_b: LineNo,
     /// `"tree"` (one session: the same entry), `"id"` (two files: the same id and
     /// content, as a fork keeps them) or `"content"` (two files: different ids, the same
     /// content apart from `id` and `parentId`).
@@ -147,7 +140,7 @@ pub struct Shared {
 #[serde(rename_all = "camelCase")]
 pub struct EntryText {
     pub id: Value,
-    pub line: u32,
+    pub line: LineNo,
     pub text: String,
 }
 
@@ -172,7 +165,7 @@ pub struct TurnPair {
 pub struct Turn {
     /// The turn's first entry.
     pub start_id: Value,
-    pub start_line: u32,
+    pub start_line: LineNo,
     /// What starts the turn; `null` for the part of a turn that continues across the
     /// fork point (the entries before the side's first prompt).
     pub prompt: Option<Prompt>,
@@ -197,7 +190,7 @@ pub struct Prompt {
     /// (an extension's message).
     pub kind: &'static str,
     pub id: Value,
-    pub line: u32,
+    pub line: LineNo,
     pub text: String,
     /// `bash`: the command's exit code (`null` when it has none: cancelled, killed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -229,7 +222,7 @@ pub enum Outcome {
 pub struct ToolCall {
     /// The assistant message holding the call.
     pub entry_id: Value,
-    pub line: u32,
+    pub line: LineNo,
     /// The call's `id` (the result's `toolCallId`).
     pub call_id: String,
     pub name: String,
@@ -243,7 +236,7 @@ pub struct ToolCall {
     /// The first line of an error result's text.
     pub error: Option<String>,
     /// The result entry's line.
-    pub result_line: Option<u32>,
+    pub result_line: Option<LineNo>,
 }
 
 /// The last assistant message of a turn.
@@ -251,7 +244,7 @@ pub struct ToolCall {
 #[serde(rename_all = "camelCase")]
 pub struct Reply {
     pub id: Value,
-    pub line: u32,
+    pub line: LineNo,
     /// Its text blocks, joined by `\n` (thinking and tool calls left out).
     pub text: String,
     pub stop_reason: Option<String>,
@@ -266,7 +259,7 @@ pub struct Event {
     /// `thinking_level_change`, `label`, `session_info`, `context_edit`, …).
     pub kind: String,
     pub id: Value,
-    pub line: u32,
+    pub line: LineNo,
     /// A one-line description.
     pub text: String,
 }
@@ -322,7 +315,7 @@ pub struct SideSummary {
 #[serde(rename_all = "camelCase")]
 pub struct ErrorItem {
     pub id: Value,
-    pub line: u32,
+    pub line: LineNo,
     /// `"tool"` (an error tool result) or `"assistant"` (stopReason `error` / `aborted`).
     pub kind: &'static str,
     /// The tool's name (tool errors).
@@ -395,7 +388,7 @@ pub struct Run {
     /// The entry with the result (the tool result, or the `bashExecution`), or the call
     /// when it has no result.
     pub id: Value,
-    pub line: u32,
+    pub line: LineNo,
     pub outcome: Outcome,
     pub exit_code: Option<i64>,
     /// For a command that looks like a test run: passed / failed counts read from the
@@ -447,7 +440,7 @@ pub struct FileSide {
 }
 
 /// Compares two leaves (see the module documentation).
-pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Damaged> {
+pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Unreadable> {
     let same_session = std::ptr::eq(a.session, b.session);
     let path_a = a.session.path_to(a.leaf);
     let path_b = if same_session && a.leaf == b.leaf { path_a.clone() } else { b.session.path_to(b.leaf) };
@@ -462,8 +455,8 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Damaged> 
     let total = (side_a.len() + side_b.len()).max(1);
     let share = |n: usize| (threads * n).div_ceil(total).max(1);
     let (facts_a, facts_b) = std::thread::scope(|scope| {
-        let ha = scope.spawn(|| facts::extract(a.session, side_a, Which::A, share(side_a.len())));
-        let fb = facts::extract(b.session, side_b, Which::B, share(side_b.len()));
+        let ha = scope.spawn(|| facts::extract(a.session, side_a, share(side_a.len())));
+        let fb = facts::extract(b.session, side_b, share(side_b.len()));
         (ha.join().expect("no panic"), fb)
     });
     let (facts_a, facts_b) = (facts_a?, facts_b?);
@@ -476,8 +469,8 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Damaged> 
         let sb = summary::side(b.session, &path_b, kb, &facts_b);
         (ha.join().expect("no panic"), sb)
     });
-    let mut sum_a = sum_a.map_err(|line| Damaged { side: Which::A, line })?;
-    let mut sum_b = sum_b.map_err(|line| Damaged { side: Which::B, line })?;
+    let mut sum_a = sum_a?;
+    let mut sum_b = sum_b?;
     sum_a.turns = turns_a.len();
     sum_b.turns = turns_b.len();
 
@@ -512,20 +505,15 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Damaged> 
     let shared = Shared {
         entries: ka,
         entries_b: kb,
-        last_user_prompt: turns::last_user_prompt(a.session, &path_a[..ka])
-            .map_err(|line| Damaged { side: Which::A, line })?,
-        context: if opts.stat {
-            Vec::new()
-        } else {
-            turns::context(a.session, &path_a[..ka], opts.context).map_err(|line| Damaged { side: Which::A, line })?
-        },
+        last_user_prompt: turns::last_user_prompt(a.session, &path_a[..ka])?,
+        context: if opts.stat { Vec::new() } else { turns::context(a.session, &path_a[..ka], opts.context)? },
     };
 
     let common_ancestor = fork.ancestor.map(|(ia, ib)| Ancestor {
         id: a.session.id_value(path_a[ia]),
         id_b: b.session.id_value(path_b[ib]),
-        line_a: a.session.entries[path_a[ia] as usize].line,
-        line_b: b.session.entries[path_b[ib] as usize].line,
+        line_a: a.session.entries[path_a[ia]].line,
+        line_b: b.session.entries[path_b[ib]].line,
         matched_by: fork.matched_by,
         preview: a.session.preview(path_a[ia], 80),
     });
@@ -542,17 +530,17 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Damaged> 
     })
 }
 
-fn side_info(x: &Input, path: &[u32], divergent: usize) -> SideInfo {
+fn side_info(x: &Input, path: &[EntryIdx], divergent: usize) -> SideInfo {
     let s = x.session;
-    let e = &s.entries[x.leaf as usize];
+    let e = &s.entries[x.leaf];
     SideInfo {
-        file: s.name.clone(),
+        file: s.file.clone(),
         session_id: s.session_id().to_string(),
         rev: x.rev.to_string(),
         leaf_id: s.id_value(x.leaf),
         leaf_line: e.line,
         leaf_kind: entry_kind(s, x.leaf),
-        label: s.id(x.leaf).and_then(|id| s.label_of(id)).map(|l| l.text.clone()),
+        label: s.label_at(x.leaf).map(|l| l.text.clone()),
         is_default_leaf: s.default_leaf() == Some(x.leaf),
         path_entries: path.len(),
         divergent_entries: divergent,
@@ -560,9 +548,9 @@ fn side_info(x: &Input, path: &[u32], divergent: usize) -> SideInfo {
 }
 
 /// `message/user`, `branch_summary`, …
-fn entry_kind(s: &Session, i: u32) -> String {
+fn entry_kind(s: &Session, i: EntryIdx) -> String {
     use crate::session::{EntryType, Role};
-    let e = &s.entries[i as usize];
+    let e = &s.entries[i];
     if e.kind != EntryType::Message {
         return e.kind.name().to_string();
     }

@@ -7,12 +7,13 @@ use serde_json::Value;
 use super::facts::{CallFact, Fact, FactKind, ResultFact};
 use super::turns::{results_by_call, target};
 use super::{CommandRuns, ErrorItem, FileOps, Outcome, Run, SideSummary, TestCounts, Usage};
+use crate::session::format::Unreadable;
 use crate::session::usage::Totals;
-use crate::session::{EntryType, Role, Session};
+use crate::session::{EntryIdx, EntryType, Role, Session};
 
 /// The summary of a side: `path` is root..=leaf, the side is `path[shared..]`, `facts`
 /// are its facts.
-pub(super) fn side(s: &Session, path: &[u32], shared: usize, facts: &[Fact]) -> Result<SideSummary, u32> {
+pub(super) fn side(s: &Session, path: &[EntryIdx], shared: usize, facts: &[Fact]) -> Result<SideSummary, Unreadable> {
     let side = &path[shared..];
     let mut sum = SideSummary { entries: side.len(), ..SideSummary::default() };
     let results = results_by_call(facts);
@@ -26,7 +27,7 @@ pub(super) fn side(s: &Session, path: &[u32], shared: usize, facts: &[Fact]) -> 
     let mut last_output: Vec<Option<&str>> = Vec::new();
 
     for f in facts {
-        let e = &s.entries[f.entry as usize];
+        let e = &s.entries[f.entry];
         if let Some(u) = &f.usage {
             totals.add(u);
         }
@@ -54,7 +55,7 @@ pub(super) fn side(s: &Session, path: &[u32], shared: usize, facts: &[Fact]) -> 
                         let run = Run {
                             command: command.clone(),
                             id: s.id_value(at),
-                            line: s.entries[at as usize].line,
+                            line: s.entries[at].line,
                             outcome,
                             exit_code,
                             tests: None,
@@ -242,15 +243,15 @@ fn add_run(
 
 /// The model in effect at the end of `path`: the last `model_change` or assistant
 /// message, as `provider/model`.
-fn model_in_effect(s: &Session, path: &[u32]) -> Result<Option<String>, u32> {
+fn model_in_effect(s: &Session, path: &[EntryIdx]) -> Result<Option<String>, Unreadable> {
     for &i in path.iter().rev() {
-        let e = &s.entries[i as usize];
+        let e = &s.entries[i];
         let (p, m) = match (e.kind, e.role) {
             (EntryType::ModelChange, _) => ("provider", "modelId"),
             (EntryType::Message, Role::Assistant) => ("provider", "model"),
             _ => continue,
         };
-        let v = s.parse(i).map_err(|_| e.line)?;
+        let v = s.parse(i)?;
         let src = if e.kind == EntryType::ModelChange { Some(&v) } else { v.get("message") };
         let get = |k: &str| src.and_then(|o| o.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
         return Ok(Some(format!("{}/{}", get(p), get(m))));

@@ -15,7 +15,8 @@ use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 use super::facts::{self, Fact, FactKind};
 use super::summary::outcome;
 use super::{Event, Prompt, Reply, ToolCall, Turn};
-use crate::session::{EntryType, Role, Session};
+use crate::session::format::Unreadable;
+use crate::session::{EntryIdx, EntryType, LineNo, Role, Session};
 
 /// A turn of one side: a range of its facts, and the fact that starts it.
 #[derive(Clone, Debug)]
@@ -24,8 +25,8 @@ pub(super) struct Span {
     pub prompt: Option<usize>,
 }
 
-fn is_prompt(s: &Session, i: u32) -> bool {
-    let e = &s.entries[i as usize];
+fn is_prompt(s: &Session, i: EntryIdx) -> bool {
+    let e = &s.entries[i];
     matches!(
         (e.kind, e.role),
         (EntryType::Message, Role::User | Role::BashExecution | Role::Custom | Role::HookMessage)
@@ -34,8 +35,8 @@ fn is_prompt(s: &Session, i: u32) -> bool {
 }
 
 /// An entry that yields no message (what may come with the next prompt).
-fn yields_no_message(s: &Session, i: u32) -> bool {
-    !matches!(s.entries[i as usize].kind, EntryType::Message | EntryType::CustomMessage)
+fn yields_no_message(s: &Session, i: EntryIdx) -> bool {
+    !matches!(s.entries[i].kind, EntryType::Message | EntryType::CustomMessage)
 }
 
 /// Cuts a side (its entries, in path order) into turns.
@@ -43,7 +44,7 @@ pub(super) fn split(s: &Session, facts: &[Fact]) -> Vec<Span> {
     split_entries(s, &facts.iter().map(|f| f.entry).collect::<Vec<_>>())
 }
 
-fn split_entries(s: &Session, entries: &[u32]) -> Vec<Span> {
+fn split_entries(s: &Session, entries: &[EntryIdx]) -> Vec<Span> {
     let mut starts: Vec<(usize, usize)> = Vec::new(); // (first entry, prompt)
     let mut floor = 0;
     for (k, &i) in entries.iter().enumerate() {
@@ -149,12 +150,12 @@ pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&
     let start = facts.first().map(|f| f.entry);
     let mut turn = Turn {
         start_id: start.map_or(serde_json::Value::Null, |i| s.id_value(i)),
-        start_line: start.map_or(0, |i| s.entries[i as usize].line),
+        start_line: start.map_or(LineNo(0), |i| s.entries[i].line),
         prompt: prompt.and_then(|k| match &all[k].kind {
             FactKind::Prompt(p) => Some(Prompt {
                 kind: p.kind,
                 id: s.id_value(all[k].entry),
-                line: s.entries[all[k].entry as usize].line,
+                line: s.entries[all[k].entry].line,
                 text: p.text.clone(),
                 exit_code: p.exit_code,
                 custom_type: p.custom_type.clone(),
@@ -168,7 +169,7 @@ pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&
         events: Vec::new(),
     };
     for f in facts {
-        let line = s.entries[f.entry as usize].line;
+        let line = s.entries[f.entry].line;
         match &f.kind {
             FactKind::Assistant(a) => {
                 turn.model_calls += 1;
@@ -188,7 +189,7 @@ pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&
                         outcome,
                         exit_code,
                         error,
-                        result_line: result.map(|f| s.entries[f.entry as usize].line),
+                        result_line: result.map(|f| s.entries[f.entry].line),
                     });
                 }
                 turn.reply = Some(Reply {
@@ -200,7 +201,7 @@ pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&
                 });
             }
             FactKind::Event(text) => turn.events.push(Event {
-                kind: s.entries[f.entry as usize].kind.name().to_string(),
+                kind: s.entries[f.entry].kind.name().to_string(),
                 id: s.id_value(f.entry),
                 line,
                 text: text.clone(),
@@ -231,9 +232,9 @@ fn js_number(f: f64) -> String {
 }
 
 /// The last user message of the shared prefix.
-pub(super) fn last_user_prompt(s: &Session, shared: &[u32]) -> Result<Option<super::EntryText>, u32> {
+pub(super) fn last_user_prompt(s: &Session, shared: &[EntryIdx]) -> Result<Option<super::EntryText>, Unreadable> {
     let Some(&i) = shared.iter().rev().find(|&&i| {
-        let e = &s.entries[i as usize];
+        let e = &s.entries[i];
         e.kind == EntryType::Message && e.role == Role::User
     }) else {
         return Ok(None);
@@ -242,11 +243,11 @@ pub(super) fn last_user_prompt(s: &Session, shared: &[u32]) -> Result<Option<sup
         FactKind::Prompt(p) => p.text,
         _ => String::new(),
     };
-    Ok(Some(super::EntryText { id: s.id_value(i), line: s.entries[i as usize].line, text }))
+    Ok(Some(super::EntryText { id: s.id_value(i), line: s.entries[i].line, text }))
 }
 
 /// The last `n` turns of the shared prefix (the last one cut by the fork point).
-pub(super) fn context(s: &Session, shared: &[u32], n: usize) -> Result<Vec<Turn>, u32> {
+pub(super) fn context(s: &Session, shared: &[EntryIdx], n: usize) -> Result<Vec<Turn>, Unreadable> {
     if n == 0 || shared.is_empty() {
         return Ok(Vec::new());
     }
@@ -273,7 +274,7 @@ pub(super) fn context(s: &Session, shared: &[u32], n: usize) -> Result<Vec<Turn>
     let facts: Vec<Fact> = part
         .iter()
         .map(|&i| Ok(Fact { entry: i, kind: facts::fact(s, i)?, usage: None }))
-        .collect::<Result<_, u32>>()?;
+        .collect::<Result<_, Unreadable>>()?;
     let spans = split_entries(s, part);
     let results = results_by_call(&facts);
     Ok(spans.iter().filter(|sp| sp.prompt.is_some()).map(|sp| view(s, &facts, sp, &results)).collect())

@@ -86,22 +86,8 @@ impl Default for RetrySettings {
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_millis(300_000);
 
 impl PiConfig {
-    /// The agent directory pi uses: `$PI_CODING_AGENT_DIR` or `~/.pi/agent`.
-    pub fn default_agent_dir() -> Option<PathBuf> {
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        match std::env::var("PI_CODING_AGENT_DIR") {
-            Ok(dir) if !dir.is_empty() => Some(expand_tilde(&dir, home.as_deref())),
-            _ => home.map(|h| h.join(".pi").join("agent")),
-        }
-    }
-
     /// Reads `models.json` and `settings.json` from pi's agent directory, merged with
-    /// `<cwd>/.pi/settings.json`.
-    pub fn load(cwd: &Path) -> PiConfig {
-        PiConfig::load_from(PiConfig::default_agent_dir().as_deref(), Some(cwd))
-    }
-
-    /// [`PiConfig::load`] with explicit directories (`None`: not read).
+    /// `<project>/.pi/settings.json` (`None`: not read).
     pub fn load_from(agent_dir: Option<&Path>, project_dir: Option<&Path>) -> PiConfig {
         let mut problems = Vec::new();
         let mut read = |path: PathBuf| -> Option<String> {
@@ -314,14 +300,6 @@ fn strip_bom(s: &str) -> &str {
     s.strip_prefix('\u{feff}').unwrap_or(s)
 }
 
-fn expand_tilde(path: &str, home: Option<&Path>) -> PathBuf {
-    match (path, home) {
-        ("~", Some(h)) => h.to_path_buf(),
-        (p, Some(h)) if p.starts_with("~/") => h.join(&p[2..]),
-        (p, _) => PathBuf::from(p),
-    }
-}
-
 /// pi's `stripJsonComments`: removes `//` line comments and trailing commas before `}` or
 /// `]`, leaving string literals untouched.
 pub(crate) fn strip_json_comments(input: &str) -> String {
@@ -509,7 +487,7 @@ mod tests {
 
     #[test]
     fn tilde() {
-        assert_eq!(expand_tilde("~/x", Some(Path::new("/h"))), PathBuf::from("/h/x"));
-        assert_eq!(expand_tilde("/abs", Some(Path::new("/h"))), PathBuf::from("/abs"));
+        assert_eq!(crate::env::expand_tilde("~/x", Some(Path::new("/h"))), PathBuf::from("/h/x"));
+        assert_eq!(crate::env::expand_tilde("/abs", Some(Path::new("/h"))), PathBuf::from("/abs"));
     }
 }

@@ -2,10 +2,11 @@
 //!
 //! ```no_run
 //! use pisces::llm::{open_provider, ModelSpec, PiConfig, ProviderOptions, Request};
-//! let config = PiConfig::load(&std::env::current_dir().unwrap());
+//! let env = pisces::env::Env::from_process();
+//! let config = PiConfig::load_from(env.pi_agent_dir.as_deref(), env.cwd.as_deref());
 //! let mut opts = ProviderOptions::from_config(ModelSpec::parse("anthropic/claude-sonnet-4-5").unwrap(), config);
 //! opts.context_window = None; // --context-window
-//! let provider = open_provider(&opts)?;
+//! let provider = open_provider(&opts, &env)?;
 //! let reply = provider.complete(&Request::default(), &mut |_event| {})?;
 //! # Ok::<(), pisces::llm::LlmError>(())
 //! ```
@@ -83,9 +84,9 @@ impl ProviderOptions {
     }
 }
 
-/// The provider for `opts`, keys from the process environment.
-pub fn open_provider(opts: &ProviderOptions) -> Result<Box<dyn Provider>, LlmError> {
-    Ok(Box::new(open_http_provider(opts, &|name| std::env::var(name).ok())?))
+/// The provider for `opts`, keys from the environment pisces started in.
+pub fn open_provider(opts: &ProviderOptions, env: &crate::env::Env) -> Result<Box<dyn Provider>, LlmError> {
+    Ok(Box::new(open_http_provider(opts, &|name| env.var(name))?))
 }
 
 /// [`open_provider`] with an explicit environment (tests), returning the concrete type

@@ -21,7 +21,8 @@
 //! let mut opts = ProviderOptions::new(ModelSpec::parse("anthropic/claude-sonnet-4-5").unwrap());
 //! opts.base_url = Some(server.url());
 //! opts.retry_base_delay = std::time::Duration::from_millis(1);
-//! let reply = open_provider(&opts).unwrap().complete(&Request::default(), &mut |_| {}).unwrap();
+//! let env = pisces::env::Env::default();
+//! let reply = open_provider(&opts, &env).unwrap().complete(&Request::default(), &mut |_| {}).unwrap();
 //! assert_eq!(reply["content"][0]["text"], "Hello.");
 //! assert_eq!(server.requests().len(), 2);
 //! ```

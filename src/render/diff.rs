@@ -109,7 +109,7 @@ fn side_tag<'t>(ui: &Ui, name: &'t str) -> std::borrow::Cow<'t, str> {
     ui.paint(Paint::Label, name)
 }
 
-fn id_text(v: &serde_json::Value, line: u32) -> String {
+fn id_text(v: &serde_json::Value, line: crate::session::LineNo) -> String {
     match v.as_str() {
         Some(s) => format!("{} (line {line})", sanitize(s)),
         None => format!("#{line}"),
@@ -892,7 +892,7 @@ fn short_command(cmd: &str) -> std::borrow::Cow<'_, str> {
 
 /// Whitespace collapsed, sanitized, cut to `max` characters.
 fn one_line(text: &str, max: usize) -> String {
-    crate::session::preview::one_line(&sanitize(text), max)
+    crate::session::text::one_line(&sanitize(text), max)
 }
 
 #[cfg(test)]

@@ -9,12 +9,14 @@
 
 use std::io::{self, Write};
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::json::SessionJson;
 use super::table::thousands;
 use super::transcript::image_note;
 use super::{sanitize, Paint, Ui};
-use crate::session::{js, EntryType};
+use crate::session::{js, EntryIdx, EntryType, LineNo, Session};
 
 /// Width of the key column.
 const KEY: usize = 16;
@@ -35,9 +37,9 @@ pub trait Lookup {
     /// `line 12 · user: fix the tests`, for an id of this session.
     fn describe(&self, id: &str) -> Option<String>;
     /// The label currently in effect on `target`: its text and the line of its `label` entry.
-    fn label_in_effect(&self, target: &str) -> Option<(String, u32)>;
+    fn label_in_effect(&self, target: &str) -> Option<(String, LineNo)>;
     /// The line of the entry being shown.
-    fn line(&self) -> u32;
+    fn line(&self) -> LineNo;
 }
 
 pub fn write_entry(w: &mut dyn Write, ui: &Ui, head: &EntryHead, entry: &Value, refs: &dyn Lookup) -> io::Result<()> {
@@ -169,6 +171,148 @@ pub fn write_entry(w: &mut dyn Write, ui: &Ui, head: &EntryHead, entry: &Value, 
             };
             out.json_block(&what, entry)
         }
+    }
+}
+
+/// `show`'s text: each entry, a blank line between them.
+pub fn write_entries(w: &mut dyn Write, ui: &Ui, session: &Session, picked: &[(EntryIdx, Value)]) -> io::Result<()> {
+    for (n, (i, value)) in picked.iter().enumerate() {
+        if n > 0 {
+            writeln!(w)?;
+        }
+        let head = head(session, *i, value);
+        let refs = Refs { session, line: session.entries[*i].line };
+        write_entry(w, ui, &head, value, &refs)?;
+    }
+    Ok(())
+}
+
+/// `show --format json`: `{"version":1, "session", "entries":[…]}`.
+#[derive(Serialize)]
+struct ShowDocument<'s> {
+    version: u32,
+    session: SessionJson<'s>,
+    entries: Vec<ShownEntry<'s>>,
+}
+
+/// One entry of `show --format json`: the entry as its agent holds it in memory
+/// (`entry`), and what the whole file says about it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShownEntry<'s> {
+    id: Value,
+    line: LineNo,
+    parent_line: Option<LineNo>,
+    depth: usize,
+    label: Option<ShownLabel<'s>>,
+    is_leaf: bool,
+    is_default_leaf: bool,
+    children: Vec<Value>,
+    entry: &'s Value,
+}
+
+#[derive(Serialize)]
+struct ShownLabel<'s> {
+    text: &'s str,
+    timestamp: &'s Value,
+    line: LineNo,
+}
+
+pub fn write_json(w: &mut dyn Write, session: &Session, picked: &[(EntryIdx, Value)]) -> io::Result<()> {
+    let entries = picked
+        .iter()
+        .map(|(i, entry)| {
+            let i = *i;
+            let children: Vec<Value> = session.children(i).map(|c| session.id_value(c)).collect();
+            ShownEntry {
+                id: session.id_value(i),
+                line: session.entries[i].line,
+                parent_line: session.parent(i).map(|p| session.entries[p].line),
+                depth: session.depth(i),
+                label: session.label_at(i).map(|l| ShownLabel {
+                    text: &l.text,
+                    timestamp: &l.timestamp,
+                    line: session.entries[l.entry].line,
+                }),
+                is_leaf: children.is_empty(),
+                is_default_leaf: session.default_leaf() == Some(i),
+                children,
+                entry,
+            }
+        })
+        .collect();
+    let doc = ShowDocument { version: 1, session: SessionJson::of(session), entries };
+    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    writeln!(w)
+}
+
+/// The facts `show` prints under an entry's title.
+fn head(session: &Session, i: EntryIdx, entry: &Value) -> EntryHead {
+    let e = &session.entries[i];
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
+    let parent = match (session.parent_id(i), session.parent(i)) {
+        (None, _) => "none (a root)".to_string(),
+        (Some(pid), Some(p)) => format!("{pid}  ({})", describe(session, p)),
+        (Some(pid), None) if Some(pid) == session.id(i) => format!("{pid} (itself; a root, as in pi's tree)"),
+        (Some(pid), None) if session.get_id(pid).is_some() => format!("{pid} (a parent cycle is cut here: a root)"),
+        (Some(pid), None) => format!("{pid} (not in this file: a root, as in pi's tree)"),
+    };
+    row("parent", parent);
+    row("line", e.line.to_string());
+    let timestamp = match entry.get("timestamp") {
+        None => "(none)".into(),
+        Some(t) => {
+            let t = match t {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if session.time(i).is_none() {
+                format!("{t} (not a date: sorts as equal to its siblings)")
+            } else {
+                t
+            }
+        }
+    };
+    row("timestamp", timestamp);
+    if let Some(l) = session.label_at(i) {
+        row("label", format!("{}  (label entry on line {})", l.text, session.entries[l.entry].line));
+    }
+    let children: Vec<String> =
+        session.children(i).map(|c| format!("{}  ({})", session.display_id(c), describe(session, c))).collect();
+    row("children", if children.is_empty() { "none (a leaf)".into() } else { children.join("\n") });
+    row("depth", session.depth(i).to_string());
+    if e.shadowed {
+        row("note", "a later entry has the same id; pi's index (and an id REV) names that one".into());
+    }
+    EntryHead {
+        kind: e.kind,
+        id: session.display_id(i).into_owned(),
+        is_default_leaf: session.default_leaf() == Some(i),
+        rows,
+    }
+}
+
+fn describe(session: &Session, i: EntryIdx) -> String {
+    format!("line {} · {}", session.entries[i].line, session.preview(i, 60))
+}
+
+struct Refs<'s, 'a> {
+    session: &'s Session<'a>,
+    line: LineNo,
+}
+
+impl Lookup for Refs<'_, '_> {
+    fn describe(&self, id: &str) -> Option<String> {
+        self.session.get(id).map(|j| describe(self.session, j))
+    }
+
+    fn label_in_effect(&self, target: &str) -> Option<(String, LineNo)> {
+        self.session.label_of(target).map(|l| (l.text.clone(), self.session.entries[l.entry].line))
+    }
+
+    fn line(&self) -> LineNo {
+        self.line
     }
 }
 

@@ -1,8 +1,14 @@
 //! Renderers: they write to a writer they are given and decide nothing about the
 //! terminal themselves; [`Ui`] holds the decisions (color, width), made once at start-up.
 
+pub mod check;
+pub mod compact;
+pub mod context;
 pub mod diff;
 pub mod entry;
+pub mod json;
+pub mod leaves;
+pub mod safe;
 pub mod table;
 pub mod transcript;
 pub mod tree;
@@ -11,6 +17,10 @@ use std::borrow::Cow;
 use std::io::IsTerminal;
 
 use owo_colors::OwoColorize;
+
+pub use safe::{sanitize, Safe};
+
+use crate::env::Env;
 
 /// `--color`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -34,21 +44,16 @@ pub struct Ui {
 impl Ui {
     /// Color precedence (as uv and most CLIs): `--color`, then `NO_COLOR`, then
     /// `CLICOLOR_FORCE`, then whether stdout is a terminal.
-    pub fn from_env(choice: ColorChoice) -> Ui {
+    pub fn new(choice: ColorChoice, env: &Env) -> Ui {
         let stdout_tty = std::io::stdout().is_terminal();
-        let env_set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto if env_set("NO_COLOR") => false,
-            ColorChoice::Auto
-                if env_set("CLICOLOR_FORCE") && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0") =>
-            {
-                true
-            }
+            ColorChoice::Auto if env.var_os("NO_COLOR").is_some() => false,
+            ColorChoice::Auto if env.var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0") => true,
             ColorChoice::Auto => stdout_tty,
         };
-        let width = stdout_tty.then(terminal_width).flatten();
+        let width = stdout_tty.then(|| terminal_width(env)).flatten();
         Ui { color, stdout_tty, width }
     }
 
@@ -79,8 +84,8 @@ impl Ui {
 }
 
 /// `$COLUMNS`, else the size of the terminal on stdout.
-fn terminal_width() -> Option<usize> {
-    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&c| c > 0);
+fn terminal_width(env: &Env) -> Option<usize> {
+    let columns = env.var("COLUMNS").and_then(|c| c.trim().parse::<usize>().ok()).filter(|&c| c > 0);
     columns.or_else(|| terminal_size::terminal_size().map(|(w, _)| w.0 as usize).filter(|&w| w > 0))
 }
 
@@ -103,69 +108,22 @@ pub enum Paint {
     Dim,
 }
 
-/// Makes session text safe for a terminal: drops escape sequences (CSI, OSC, …), other
-/// control characters (keeping `\n` and `\t`) and bidi overrides, so a hostile session
-/// cannot move the cursor, retitle the window, or reorder what the user reads.
-pub fn sanitize(text: &str) -> Cow<'_, str> {
-    let bad = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
-    };
-    if !text.chars().any(bad) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            match chars.peek() {
-                // CSI: ESC [ params final-byte
-                Some('[') => {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC / DCS / APC / PM / SOS: up to BEL or ESC \
-                Some(']') | Some('P') | Some('_') | Some('^') | Some('X') => {
-                    chars.next();
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                            chars.next();
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            }
+/// An error as pisces prints it on stderr: `pisces: error: …`, then each cause that says
+/// something new (an OS error already quoted in its parent's text is not repeated), then
+/// the hints errors carry, all made safe for a terminal (an error may quote session text).
+pub fn error_text(err: &anyhow::Error, hints: &[String]) -> String {
+    let mut out = format!("pisces: error: {err}");
+    let mut said = err.to_string();
+    for cause in err.chain().skip(1) {
+        let text = cause.to_string();
+        if said.contains(&text) {
             continue;
         }
-        if c == '\r' {
-            continue;
-        }
-        if !bad(c) {
-            out.push(c);
-        }
+        out.push_str(&format!("\n  caused by: {text}"));
+        said.push_str(&text);
     }
-    Cow::Owned(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sanitize_strips_escapes_and_bidi() {
-        assert_eq!(sanitize("ok\x1b[2J\x1b]0;title\x07 text\u{202e}x\r\n"), "ok textx\n");
-        assert_eq!(sanitize("plain\ttext\n"), "plain\ttext\n");
-        assert_eq!(sanitize("a\u{0}b\u{7f}c"), "abc");
+    for hint in hints {
+        out.push_str(&format!("\n  hint: {hint}"));
     }
+    sanitize(&out).into_owned()
 }

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use comfy_table::{Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Row, Table};
 
 use super::{sanitize, Ui};
-use crate::session::preview::one_line;
+use crate::session::text::one_line;
 
 /// One column of a [`write_table`] table.
 #[derive(Clone, Copy, Debug)]

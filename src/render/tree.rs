@@ -15,8 +15,9 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
 use super::{sanitize, Paint, Ui};
-use crate::session::view::{Tone, TreeView, NO_GUTTER};
-use crate::session::Session;
+use crate::session::rows::Tone;
+use crate::session::view::{TreeView, NO_GUTTER};
+use crate::session::{EntryIdx, LineNo, Session};
 
 /// How the text rendering looks beyond pi's rows.
 #[derive(Clone, Debug, Default)]
@@ -479,8 +480,8 @@ impl IdColumn {
         col
     }
 
-    fn of(&self, session: &Session, entry: u32) -> String {
-        let Some(id) = session.id(entry).filter(|id| !id.starts_with('\0')) else {
+    fn of(&self, session: &Session, entry: EntryIdx) -> String {
+        let Some(id) = session.id_str(entry) else {
             return session.display_id(entry).into_owned();
         };
         let pos = self.sorted.binary_search_by(|s| s.as_str().cmp(id)).unwrap_or_else(|p| p);
@@ -529,7 +530,7 @@ struct Node<'a> {
     depth: u32,
     on_active_path: bool,
     folded: bool,
-    line: u32,
+    line: LineNo,
     children: Vec<Value>,
 }
 
@@ -538,11 +539,11 @@ pub fn write_json(
     out: &mut dyn Write,
     session: &Session,
     view: &TreeView,
-    leaf: Option<u32>,
+    leaf: Option<EntryIdx>,
     filter: &str,
 ) -> io::Result<()> {
-    let kind = |e: u32| -> Value {
-        let meta = &session.entries[e as usize];
+    let kind = |e: EntryIdx| -> Value {
+        let meta = &session.entries[e];
         match meta.kind {
             crate::session::EntryType::Other | crate::session::EntryType::Missing => {
                 session.parse(e).ok().and_then(|v| v.get("type").cloned()).unwrap_or(Value::Null)
@@ -551,8 +552,8 @@ pub fn write_json(
             k => Value::from(k.name()),
         }
     };
-    let role = |e: u32| -> Value {
-        let meta = &session.entries[e as usize];
+    let role = |e: EntryIdx| -> Value {
+        let meta = &session.entries[e];
         if meta.kind != crate::session::EntryType::Message {
             return Value::Null;
         }
@@ -571,13 +572,13 @@ pub fn write_json(
             depth: r.depth,
             on_active_path: r.active,
             folded: r.folded,
-            line: session.entries[r.entry as usize].line,
+            line: session.entries[r.entry].line,
             children: view.children_of(r.entry).iter().map(|&c| session.id_value(c)).collect(),
         })
         .collect();
     let doc = TreeDocument {
         version: 1,
-        file: &session.name,
+        file: &session.file,
         leaf_id: leaf.map_or(Value::Null, |l| session.id_value(l)),
         filter,
         roots: view.roots.iter().map(|&r| session.id_value(r)).collect(),
@@ -613,7 +614,7 @@ pub fn write_dot(out: &mut dyn Write, session: &Session, view: &TreeView) -> io:
     writeln!(out, "  edge [color=gray50];")?;
     // Nodes are named by row (an entry pi attaches twice has two rows); an edge comes from
     // the latest row of the visible parent.
-    let mut last_row: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
+    let mut last_row: rustc_hash::FxHashMap<EntryIdx, usize> = rustc_hash::FxHashMap::default();
     for (i, r) in view.rows.iter().enumerate() {
         let mut text: String = r.text.to_plain();
         if text.chars().count() > 60 {

@@ -178,6 +178,96 @@ impl StrRef {
     }
 }
 
+/// An entry's place in its session's index: the `n`-th entry line of the file (headers,
+/// blank and malformed lines are not entries). Not a line number: see [`LineNo`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryIdx(u32);
+
+impl EntryIdx {
+    pub fn new(i: usize) -> EntryIdx {
+        EntryIdx(u32::try_from(i).expect("fewer than 2^32 entries"))
+    }
+
+    /// The position, to index arrays kept beside the entries.
+    pub fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A 1-based physical line number in a session file, as editors and `pisces check` show it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct LineNo(pub u32);
+
+impl LineNo {
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for LineNo {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// An entry's id as pi's `Map` keys it: a string, or for any other JSON value (a number, an
+/// object) its JSON text, which never equals a string id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Id<'a> {
+    Str(&'a str),
+    /// The JSON text of an id that is not a string (`7`, `{"a":1}`).
+    Json(&'a str),
+}
+
+/// How the index stores a non-string id: its JSON text behind a NUL, so that one table of
+/// strings holds both kinds and the two never compare equal.
+pub(crate) const NON_STRING_ID: char = '\0';
+
+impl<'a> Id<'a> {
+    /// Decodes the index's stored form (see [`NON_STRING_ID`]).
+    pub(crate) fn from_stored(s: &'a str) -> Id<'a> {
+        match s.strip_prefix(NON_STRING_ID) {
+            Some(json) => Id::Json(json),
+            None => Id::Str(s),
+        }
+    }
+
+    /// The id when it is a string (the only kind a label, a `parentId` written by pi, or a
+    /// REV can name).
+    pub fn as_str(self) -> Option<&'a str> {
+        match self {
+            Id::Str(s) => Some(s),
+            Id::Json(_) => None,
+        }
+    }
+
+    /// Whether JS would take the id for true (an empty string id, a `0` id are not).
+    pub fn is_truthy(self) -> bool {
+        match self {
+            Id::Str(s) => !s.is_empty(),
+            Id::Json(_) => super::js::truthy(Some(&self.to_value())),
+        }
+    }
+
+    /// The id as pi would print it in JSON: the string, or the value itself.
+    pub fn to_value(self) -> serde_json::Value {
+        match self {
+            Id::Str(s) => serde_json::Value::String(s.to_string()),
+            Id::Json(json) => serde_json::from_str(json).unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+impl std::fmt::Display for Id<'_> {
+    /// The string, or the JSON text of a non-string id.
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Id::Str(s) | Id::Json(s) => f.write_str(s),
+        }
+    }
+}
+
 /// One parsed (non-header) line of a session file, as the index holds it.
 #[derive(Clone, Debug)]
 pub struct EntryMeta {
@@ -186,8 +276,8 @@ pub struct EntryMeta {
     /// Length of the line without `\n` (a trailing `\r` is kept: it is JSON whitespace,
     /// and `--entries` prints lines as they are).
     pub len: u32,
-    /// 1-based physical line number in the file.
-    pub line: u32,
+    /// Where the line is in the file.
+    pub line: LineNo,
     /// The resolved parent entry plus one (0: none), after cycle breaking; read it with
     /// `parent()`. Four bytes, not the eight of an `Option<u32>`.
     parent1: u32,
@@ -207,7 +297,7 @@ pub struct EntryMeta {
 }
 
 impl EntryMeta {
-    pub fn new(start: usize, len: usize, line: u32, kind: EntryType, role: Role) -> EntryMeta {
+    pub fn new(start: usize, len: usize, line: LineNo, kind: EntryType, role: Role) -> EntryMeta {
         EntryMeta {
             start,
             len: len as u32,
@@ -222,16 +312,107 @@ impl EntryMeta {
         }
     }
 
-    /// The resolved parent entry (index into `Session::entries`).
-    pub fn parent(&self) -> Option<u32> {
-        self.parent1.checked_sub(1)
+    /// The resolved parent entry.
+    pub fn parent(&self) -> Option<EntryIdx> {
+        self.parent1.checked_sub(1).map(EntryIdx)
     }
 
-    pub fn set_parent(&mut self, parent: Option<u32>) {
-        self.parent1 = parent.map_or(0, |p| p + 1);
+    pub fn set_parent(&mut self, parent: Option<EntryIdx>) {
+        self.parent1 = parent.map_or(0, |p| p.0 + 1);
     }
 
     pub fn span(&self) -> std::ops::Range<usize> {
         self.start..self.start + self.len as usize
+    }
+
+    /// The entry's type, and a message's role, for listings: `user`, `compaction`, ….
+    pub fn kind_label(&self) -> &'static str {
+        match (self.kind, self.role) {
+            (EntryType::Message, Role::User) => "user",
+            (EntryType::Message, Role::Assistant) => "assistant",
+            (EntryType::Message, Role::ToolResult) => "toolResult",
+            (EntryType::Message, Role::System) => "system",
+            (EntryType::Message, Role::BashExecution) => "bashExecution",
+            (EntryType::Message, Role::Custom | Role::HookMessage) => "custom",
+            (EntryType::Message, _) => "message",
+            (k, _) => k.name(),
+        }
+    }
+}
+
+/// A session's entries in file order, indexed by [`EntryIdx`].
+#[derive(Clone, Debug, Default)]
+pub struct Entries(Vec<EntryMeta>);
+
+impl Entries {
+    pub fn new(v: Vec<EntryMeta>) -> Entries {
+        Entries(v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, EntryMeta> {
+        self.0.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, EntryMeta> {
+        self.0.iter_mut()
+    }
+
+    /// Every entry with its index.
+    pub fn enumerate(&self) -> impl DoubleEndedIterator<Item = (EntryIdx, &EntryMeta)> + ExactSizeIterator {
+        self.0.iter().enumerate().map(|(i, e)| (EntryIdx(i as u32), e))
+    }
+
+    /// Every index, in file order.
+    pub fn indices(&self) -> impl DoubleEndedIterator<Item = EntryIdx> + ExactSizeIterator {
+        (0..self.0.len() as u32).map(EntryIdx)
+    }
+
+    pub fn first(&self) -> Option<&EntryMeta> {
+        self.0.first()
+    }
+
+    pub fn last(&self) -> Option<&EntryMeta> {
+        self.0.last()
+    }
+
+    /// The entry on physical line `line`.
+    pub fn on_line(&self, line: LineNo) -> Option<EntryIdx> {
+        self.0.binary_search_by_key(&line, |e| e.line).ok().map(|i| EntryIdx(i as u32))
+    }
+
+    /// How many entries start before byte `offset` (the index of the first that does not).
+    pub fn before_offset(&self, offset: usize) -> usize {
+        self.0.partition_point(|e| e.start < offset)
+    }
+
+    /// How many entries lie before line `line`.
+    pub fn before_line(&self, line: LineNo) -> usize {
+        self.0.partition_point(|e| e.line < line)
+    }
+
+    /// The last entry whose kind matches, from the end (pi's "latest" lookups).
+    pub fn rposition(&self, f: impl FnMut(&EntryMeta) -> bool) -> Option<EntryIdx> {
+        self.0.iter().rposition(f).map(|i| EntryIdx(i as u32))
+    }
+}
+
+impl std::ops::Index<EntryIdx> for Entries {
+    type Output = EntryMeta;
+    fn index(&self, i: EntryIdx) -> &EntryMeta {
+        &self.0[i.get()]
+    }
+}
+
+impl std::ops::IndexMut<EntryIdx> for Entries {
+    fn index_mut(&mut self, i: EntryIdx) -> &mut EntryMeta {
+        &mut self.0[i.get()]
     }
 }

@@ -5,6 +5,8 @@
 //! template-string conversion (`${msg.exitCode}`), and numbers having no int/float split.
 //! Keeping these in one place lets the projection code read like pi's.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// JS truthiness of an optional (possibly `undefined`) JSON value.
@@ -398,6 +400,62 @@ fn write_json(v: &Value, out: &mut String) {
     }
 }
 
+/// Parses a whole line as JSON, as `JSON.parse` would after Node decoded the bytes:
+/// invalid UTF-8 becomes U+FFFD, and escaped lone surrogates (which JS accepts and Rust
+/// strings cannot hold) become U+FFFD too.
+pub fn parse_value(line: &[u8]) -> Result<Value, serde_json::Error> {
+    match serde_json::from_slice(line) {
+        Ok(v) => Ok(v),
+        // Not UTF-8, or a lone surrogate escape: parse what Node would have decoded (the
+        // error, if any, is then about the JSON itself).
+        Err(_) => serde_json::from_str(&replace_lone_surrogates(&String::from_utf8_lossy(line))),
+    }
+}
+
+/// Rewrites `\uD800`-`\uDFFF` escapes that are not part of a valid pair to `\uFFFD`.
+fn replace_lone_surrogates(text: &str) -> Cow<'_, str> {
+    if !text.contains("\\u") {
+        return Cow::Borrowed(text);
+    }
+    let hex = |s: &str| u16::from_str_radix(s, 16).ok();
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i + 6 <= b.len() {
+        if b[i] == b'\\' {
+            if b[i + 1] == b'u' {
+                if let Some(u) = text.get(i + 2..i + 6).and_then(hex) {
+                    let is_high = (0xD800..0xDC00).contains(&u);
+                    let is_low = (0xDC00..0xE000).contains(&u);
+                    let next_low = is_high
+                        && text.get(i + 6..i + 8) == Some("\\u")
+                        && text.get(i + 8..i + 12).and_then(hex).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+                    if is_high && next_low {
+                        i += 12;
+                        continue;
+                    }
+                    if is_high || is_low {
+                        out.push_str(&text[last..i]);
+                        out.push_str("\\ufffd");
+                        i += 6;
+                        last = i;
+                        continue;
+                    }
+                }
+            }
+            i += 2; // skip the escaped character
+        } else {
+            i += 1;
+        }
+    }
+    if last == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,5 +521,12 @@ mod tests {
         assert_eq!(number_string(0.1 + 0.2), "0.30000000000000004");
         assert_eq!(number_string(1.5e-8), "1.5e-8");
         assert_eq!(number_string(1e-6), "0.000001");
+    }
+
+    #[test]
+    fn lone_surrogates_parse_like_js() {
+        let v = parse_value(br#"{"a":"x\ud800y","b":"\ud83d\ude00"}"#).unwrap();
+        assert_eq!(v["a"], "x\u{fffd}y");
+        assert_eq!(v["b"], "\u{1f600}");
     }
 }

@@ -1,5 +1,5 @@
 //! Finding a session from a SESSION argument: a path, `-`, or a session id / unique id
-//! prefix looked up the way `pi --session <id>` does (§1.1, §1.2).
+//! prefix looked up the way `pi --session <id>` does (pi-format.md, "Finding sessions").
 
 use std::fs::File;
 use std::io::Read;
@@ -14,63 +14,42 @@ pub enum SessionArg {
     Path(PathBuf),
 }
 
-/// Where to look for sessions by id.
-#[derive(Debug, Clone, Default)]
-pub struct SearchDirs {
-    /// `--session-dir`.
-    pub session_dir: Option<PathBuf>,
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum LocateError {
-    #[error("no session file or session id matches `{arg}`\n  (looked for a file of that name, then for session ids in {searched})")]
-    NotFound { arg: String, searched: String },
+    #[error("an empty SESSION names no session (an unset variable in a script?)")]
+    Empty,
+    #[error("no session file or session id matches `{arg}`")]
+    NotFound { arg: String, searched: String, hint: Option<String> },
     #[error("session id prefix `{arg}` is ambiguous; it matches:\n{}", candidates.iter().map(|c| format!("  {c}")).collect::<Vec<_>>().join("\n"))]
     Ambiguous { arg: String, candidates: Vec<String> },
 }
 
-impl SearchDirs {
-    /// The directories to scan, in pi's order of precedence: `--session-dir`, then
-    /// `PI_CODING_AGENT_SESSION_DIR`, then every project folder under
-    /// `$PI_CODING_AGENT_DIR/sessions` (default `~/.pi/agent/sessions/*/`).
-    pub fn dirs(&self) -> Vec<PathBuf> {
-        if let Some(d) = &self.session_dir {
-            return vec![d.clone()];
-        }
-        if let Some(d) = std::env::var_os("PI_CODING_AGENT_SESSION_DIR").filter(|d| !d.is_empty()) {
-            return vec![PathBuf::from(d)];
-        }
-        let agent = match std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-            Some(d) => PathBuf::from(d),
-            None => match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-                Some(h) => PathBuf::from(h).join(".pi").join("agent"),
-                None => return vec![],
-            },
-        };
-        let root = agent.join("sessions");
-        let mut dirs: Vec<PathBuf> =
-            std::fs::read_dir(&root).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-        dirs.sort();
-        dirs
+/// Resolves a SESSION argument. `dirs` lists the folders to look up ids in (asked only
+/// when the argument is not a file).
+pub fn locate(arg: &str, dirs: impl FnOnce() -> Vec<PathBuf>) -> Result<SessionArg, LocateError> {
+    if arg.is_empty() {
+        return Err(LocateError::Empty);
     }
-}
-
-/// Resolves a SESSION argument.
-pub fn locate(arg: &str, search: &SearchDirs) -> Result<SessionArg, LocateError> {
     if arg == "-" {
         return Ok(SessionArg::Stdin);
     }
     let looks_like_path = arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl");
-    if looks_like_path || Path::new(arg).exists() {
+    // `symlink_metadata`: a name that exists, even as a broken link or a link loop, is a
+    // file the user meant (opening it then says what is wrong with it).
+    if looks_like_path || Path::new(arg).symlink_metadata().is_ok() {
         return Ok(SessionArg::Path(PathBuf::from(arg)));
     }
-    let dirs = search.dirs();
+    let dirs = dirs();
     let mut exact = Vec::new();
     let mut prefix = Vec::new();
     for dir in &dirs {
         let Ok(read) = std::fs::read_dir(dir) else { continue };
-        let mut files: Vec<PathBuf> =
-            read.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+        // Regular files only (a FIFO named `*.jsonl` would block the read).
+        let mut files: Vec<PathBuf> = read
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.metadata().is_ok_and(|m| m.is_file()))
+            .collect();
         files.sort();
         for path in files {
             let Some(id) = header_id(&path) else { continue };
@@ -83,7 +62,7 @@ pub fn locate(arg: &str, search: &SearchDirs) -> Result<SessionArg, LocateError>
     }
     let pick = if exact.is_empty() { prefix } else { exact };
     match pick.len() {
-        1 => Ok(SessionArg::Path(pick.into_iter().next().expect("one").0)),
+        1 => Ok(SessionArg::Path(pick.into_iter().next().map(|p| p.0).unwrap_or_default())),
         0 => Err(LocateError::NotFound {
             arg: arg.to_string(),
             searched: if dirs.is_empty() {
@@ -93,12 +72,104 @@ pub fn locate(arg: &str, search: &SearchDirs) -> Result<SessionArg, LocateError>
             } else {
                 format!("{} project folders under {}", dirs.len(), dirs[0].parent().unwrap_or(&dirs[0]).display())
             },
+            hint: match dirs.as_slice() {
+                [one] => project_folders_hint(one),
+                _ => None,
+            },
         }),
         _ => Err(LocateError::Ambiguous {
             arg: arg.to_string(),
             candidates: pick.iter().map(|(p, id)| format!("{id}  {}", p.display())).collect(),
         }),
     }
+}
+
+/// When the one folder searched holds no sessions but folders that do (pi's
+/// `~/.pi/agent/sessions` itself, given as --session-dir), say so.
+fn project_folders_hint(dir: &Path) -> Option<String> {
+    let read = std::fs::read_dir(dir).ok()?;
+    let mut has_sessions = false;
+    let mut project_folders = 0;
+    for e in read.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            let holds = std::fs::read_dir(&p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|f| f.path().extension().is_some_and(|x| x == "jsonl"));
+            project_folders += usize::from(holds);
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            has_sessions = true;
+        }
+    }
+    (!has_sessions && project_folders > 0).then(|| {
+        format!(
+            "{} holds no sessions itself but {project_folders} folder{} of them (pi keeps one per project); give one of those, or leave out --session-dir to search them all",
+            dir.display(),
+            if project_folders == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// What a directory holds for commands that read every session in it.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// `*.jsonl` regular files (or links to them), sorted.
+    pub files: Vec<PathBuf>,
+    /// `*.jsonl` names that are not regular files (a FIFO would block a read, a device
+    /// never ends), with what they are.
+    pub skipped: Vec<(PathBuf, &'static str)>,
+}
+
+/// Every `*.jsonl` below `dir`. Links to directories are not followed (a link back to an
+/// ancestor would never end).
+pub fn walk_sessions(dir: &Path) -> Walk {
+    let mut walk = Walk::default();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else { continue };
+        for e in read.flatten() {
+            let p = e.path();
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            match p.metadata() {
+                Ok(m) if m.is_file() => walk.files.push(p),
+                Ok(m) if m.is_dir() => walk.skipped.push((p, "a directory")),
+                Ok(m) => walk.skipped.push((p, special_kind(&m))),
+                Err(_) => walk.skipped.push((p, "a broken link")),
+            }
+        }
+    }
+    walk.files.sort();
+    walk.skipped.sort();
+    walk
+}
+
+#[cfg(unix)]
+fn special_kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::Metadata) -> &'static str {
+    "not a regular file"
 }
 
 /// The session id in a file's header: the first parsed line within the first MiB, as
@@ -117,4 +188,17 @@ pub fn header_id(path: &Path) -> Option<String> {
         return v.get("id").and_then(Value::as_str).map(str::to_string);
     }
     None
+}
+
+impl crate::exit::Hint for LocateError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            LocateError::Empty => Some("give a session file, `-` for standard input, or a session id".into()),
+            LocateError::NotFound { searched, hint, .. } => Some(match hint {
+                Some(h) => h.clone(),
+                None => format!("looked for a file of that name, then for session ids in {searched}"),
+            }),
+            LocateError::Ambiguous { .. } => Some("give more of the id".into()),
+        }
+    }
 }

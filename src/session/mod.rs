@@ -1,28 +1,30 @@
-//! The session model: reading pi session files exactly as pi does, in memory only.
-//!
-//! Nothing in this module prints or knows about terminals; problems found while reading
-//! are returned as [`Diagnostic`]s for the caller to show.
+//! The session model: the common tree index every format reads its files into, the seam
+//! to the formats, and what commands compute on top (REVs, the tree view, checks). In
+//! memory only: nothing here prints, knows about terminals, or reads the environment;
+//! problems found while reading are returned as [`Diagnostic`]s for the caller to show.
 
 pub mod check;
-pub mod context;
 pub mod entry;
-pub mod fork;
+pub mod format;
+pub mod index;
 pub mod js;
-pub mod load;
+pub mod leaves;
 pub mod locate;
-pub mod preview;
+pub mod open;
+pub mod projection;
 pub mod rev;
+pub mod rows;
 pub mod source;
 pub mod system;
-pub mod tree;
+pub mod text;
 pub mod usage;
 pub mod validate;
 pub mod view;
 pub mod write;
 
-pub use entry::{EntryMeta, EntryType, Role};
+pub use entry::{EntryIdx, EntryMeta, EntryType, Id, LineNo, Role};
+pub use index::Session;
 pub use source::Source;
-pub use tree::Session;
 
 use std::fmt;
 
@@ -63,8 +65,7 @@ pub enum Problem {
 pub struct Diagnostic {
     pub kind: Problem,
     pub severity: Severity,
-    /// 1-based line number.
-    pub line: Option<u32>,
+    pub line: Option<LineNo>,
     /// What is wrong and what pisces did about it.
     pub message: String,
 }
@@ -86,10 +87,31 @@ pub enum LoadError {
     },
     #[error("{name}: is a directory, not a session file")]
     IsADirectory { name: String },
-    #[error("{name}: empty file (0 bytes), not a session yet\n  (pi would write a new header into it on open; pisces reads only and left it unchanged)")]
+    #[error("{name}: empty file (0 bytes), not a session yet")]
     Empty { name: String },
-    #[error("{name}{}: not a valid pi session: {reason}\n  (pi 1.6 refuses to open it too; pi 0.73 would have overwritten it. pisces left it unchanged.)", line.map(|l| format!(":{l}")).unwrap_or_default())]
-    NotASession { name: String, line: Option<u32>, reason: String },
+    #[error("{name}{}: not a valid {format} session: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    NotASession {
+        name: String,
+        line: Option<LineNo>,
+        /// The format whose reader refused it.
+        format: &'static str,
+        reason: String,
+        /// What its agent does with such a file.
+        hint: Option<&'static str>,
+    },
     #[error("{name}: {count} problem{} found and --strict is set", if *count == 1 { "" } else { "s" })]
     Strict { name: String, count: usize },
+}
+
+impl crate::exit::Hint for LoadError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            LoadError::Empty { .. } => Some(
+                "pi would write a new header into it when it opens it; pisces reads only and left it unchanged".into(),
+            ),
+            LoadError::NotASession { hint, .. } => hint.map(str::to_string),
+            LoadError::Strict { .. } => Some("run `pisces check` on it for every problem and how to fix it".into()),
+            LoadError::Io { .. } | LoadError::IsADirectory { .. } => None,
+        }
+    }
 }

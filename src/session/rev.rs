@@ -14,7 +14,8 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::tree::Session;
+use super::entry::{EntryIdx, LineNo};
+use super::index::Session;
 
 /// A REV that names nothing, with the part that failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +45,7 @@ impl fmt::Display for RevError {
 impl std::error::Error for RevError {}
 
 /// Resolves `rev` to an entry (index into `Session::entries`).
-pub fn resolve(s: &Session, rev: &str) -> Result<u32, RevError> {
+pub fn resolve(s: &Session, rev: &str) -> Result<EntryIdx, RevError> {
     let err = |span: Range<usize>, message: String, notes: Vec<String>| RevError {
         rev: rev.to_string(),
         span,
@@ -110,7 +111,7 @@ enum Base {
     Ambiguous(String, Vec<String>),
 }
 
-fn resolve_base(s: &Session, base: &str) -> Result<u32, Base> {
+fn resolve_base(s: &Session, base: &str) -> Result<EntryIdx, Base> {
     match base {
         "@" => return s.default_leaf().ok_or_else(|| Base::NotFound("the session has no entries".into(), vec![])),
         "root" => {
@@ -122,12 +123,16 @@ fn resolve_base(s: &Session, base: &str) -> Result<u32, Base> {
     if let Some(num) = base.strip_prefix('#') {
         let line: u32 =
             num.parse().map_err(|_| Base::NotFound(format!("`{num}` is not a line number"), vec![hint()]))?;
-        if let Ok(pos) = s.entries.binary_search_by_key(&line, |e| e.line) {
-            return Ok(pos as u32);
+        if line == 0 {
+            return Err(Base::NotFound("lines are numbered from 1".into(), vec![hint()]));
         }
-        let what = if line == s.header_line {
+        let line = LineNo(line);
+        if let Some(i) = s.entries.on_line(line) {
+            return Ok(i);
+        }
+        let what = if Some(line) == s.header.line {
             "is the session header, not an entry".to_string()
-        } else if line == 0 || line > total_lines(s) {
+        } else if line.get() > total_lines(s) {
             format!("is past the end of the file ({} lines)", total_lines(s))
         } else {
             "holds no entry (blank, malformed, or a second header)".to_string()
@@ -137,7 +142,7 @@ fn resolve_base(s: &Session, base: &str) -> Result<u32, Base> {
     if let Some(i) = s.get(base) {
         return Ok(i);
     }
-    let labelled: Vec<u32> = s.labels().filter(|(_, l)| l.text == base).filter_map(|(id, _)| s.get(id)).collect();
+    let labelled: Vec<EntryIdx> = s.labels().filter(|(_, l)| l.text == base).filter_map(|(id, _)| s.get(id)).collect();
     match labelled.len() {
         1 => return Ok(labelled[0]),
         0 => {}
@@ -150,7 +155,7 @@ fn resolve_base(s: &Session, base: &str) -> Result<u32, Base> {
             ));
         }
     }
-    let mut matches: Vec<(&str, u32)> = s.ids().filter(|(id, _)| id.starts_with(base)).collect();
+    let mut matches: Vec<(&str, EntryIdx)> = s.ids().filter(|(id, _)| id.starts_with(base)).collect();
     match matches.len() {
         1 => Ok(matches[0].1),
         0 => Err(Base::NotFound("not an id, a unique id prefix or a label in this session".into(), vec![hint()])),
@@ -172,11 +177,11 @@ fn total_lines(s: &Session) -> u32 {
 }
 
 /// `id  line N  preview` for candidate lists.
-fn candidate(s: &Session, i: u32) -> String {
-    format!("{}  line {}  {}", s.display_id(i), s.entries[i as usize].line, s.preview(i, 60))
+fn candidate(s: &Session, i: EntryIdx) -> String {
+    format!("{}  line {}  {}", s.display_id(i), s.entries[i].line, s.preview(i, 60))
 }
 
-fn apply_suffixes(s: &Session, rev: &str, mut cur: u32, start: usize) -> Result<u32, RevError> {
+fn apply_suffixes(s: &Session, rev: &str, mut cur: EntryIdx, start: usize) -> Result<EntryIdx, RevError> {
     let b = rev.as_bytes();
     let mut i = start;
     // Ancestors climbed so far, to say how far the base is from its root.

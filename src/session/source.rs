@@ -230,8 +230,8 @@ mod guard {
                 PAGE.store(page as usize, Ordering::Relaxed);
             }
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
-                as libc::sighandler_t;
+            action.sa_sigaction =
+                on_sigbus as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as libc::sighandler_t;
             action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigemptyset(&mut action.sa_mask);
             let mut previous: libc::sigaction = std::mem::zeroed();

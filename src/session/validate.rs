@@ -369,7 +369,7 @@ fn run(line: &[u8]) -> Verdict {
 #[target_feature(enable = "avx2")]
 unsafe fn run_avx2(line: &[u8]) -> Verdict {
     // `run_with` is inlined here, so the AVX2 classifier is inlined into its loop.
-    run_with(line, |b| unsafe { classify_avx2(b) })
+    run_with(line, |b| classify_avx2(b))
 }
 
 /// The plain classifier: one byte at a time (other targets, and the tests' reference).
@@ -472,9 +472,8 @@ fn classify_avx2(block: &[u8; 64]) -> Masks {
             let v = _mm256_loadu_si256(block.as_ptr().add(32 * k) as *const __m256i);
             let bits = |x: __m256i| (_mm256_movemask_epi8(x) as u32 as u64) << (32 * k);
             // Set where none of `mask`'s class bits are.
-            let none_of = |class: __m256i, mask: i8| {
-                _mm256_cmpeq_epi8(_mm256_and_si256(class, _mm256_set1_epi8(mask)), zero)
-            };
+            let none_of =
+                |class: __m256i, mask: i8| _mm256_cmpeq_epi8(_mm256_and_si256(class, _mm256_set1_epi8(mask)), zero);
             let lo = _mm256_and_si256(v, nibble);
             let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
             let structure = _mm256_and_si256(_mm256_shuffle_epi8(struct_lo, lo), _mm256_shuffle_epi8(struct_hi, hi));
@@ -495,7 +494,7 @@ fn classify_avx2(block: &[u8; 64]) -> Masks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::load::parse_value;
+    use crate::session::js::parse_value;
 
     /// The validator against pisces's parser: they must agree on every input.
     fn agrees(line: &[u8]) {
@@ -600,9 +599,10 @@ mod tests {
             agrees(format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth)).as_bytes());
             agrees(format!("{}{}", "[".repeat(depth), "]".repeat(depth - 1)).as_bytes());
         }
-        assert_eq!(validate(format!("{}{}", "[".repeat(500), "]".repeat(500)).as_bytes()), Verdict::TooDeep {
-            depth: 500
-        });
+        assert_eq!(
+            validate(format!("{}{}", "[".repeat(500), "]".repeat(500)).as_bytes()),
+            Verdict::TooDeep { depth: 500 }
+        );
     }
 
     /// Every classifier this CPU runs gives the plain one's masks, for every byte value at

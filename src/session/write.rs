@@ -1,6 +1,6 @@
 //! Writing sessions: appending whole lines to a file the command exists to append to
-//! (`label`, later `summarize --append`, `compact --append`, `agent`), and new entries
-//! exactly as pi writes them.
+//! (`label`, `summarize --append`, `compact --append`, `agent`), writing a new file whole
+//! (`fork`), and the seam through which a format writes its own lines ([`Writer`]).
 //!
 //! An append is one `write` of whole lines on an `O_APPEND` handle, under an advisory
 //! lock, after checking that the file ends with a newline; so a pi appending to the same
@@ -8,11 +8,13 @@
 //! line was cut off is not glued onto.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::Path;
 
-use serde_json::{Map, Value};
-
+use super::entry::{EntryIdx, LineNo};
+use super::format::{Unreadable, Unsupported};
+use super::index::Session;
 use super::js;
 
 #[derive(Debug, thiserror::Error)]
@@ -24,11 +26,22 @@ pub enum WriteError {
         source: std::io::Error,
     },
     #[error(
-        "{name}: the file does not end with a newline (its last line is incomplete), so an appended line would be glued onto it\n  (`--force` first ends the incomplete line with a newline, then appends)"
+        "{name}: the file does not end with a newline (its last line is incomplete), so an appended line would be glued onto it"
     )]
     NoFinalNewline { name: String },
     #[error("{name}: the file is empty")]
     Empty { name: String },
+}
+
+impl crate::exit::Hint for WriteError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            WriteError::NoFinalNewline { .. } => {
+                Some("`--force` first ends the incomplete line with a newline, then appends".into())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Appends `lines` (each without its `\n`) to the file at `path` in one write, holding an
@@ -38,11 +51,11 @@ pub enum WriteError {
 /// `before_write` runs under the lock, after the newline check, with the file's current
 /// bytes; it returns the lines to write. Callers compute parent ids there, so that the
 /// leaf they chain onto is the file's last entry at the moment of writing.
-pub fn append_locked(
+pub fn append_locked<E: From<WriteError>>(
     path: &Path,
     force: bool,
-    before_write: impl FnOnce(&[u8]) -> anyhow::Result<Vec<String>>,
-) -> anyhow::Result<AppendResult> {
+    before_write: impl FnOnce(&[u8]) -> Result<Vec<String>, E>,
+) -> Result<AppendResult, E> {
     let name = path.display().to_string();
     let io = |source| WriteError::Io { name: name.clone(), source };
     let mut file = OpenOptions::new().read(true).append(true).open(path).map_err(io)?;
@@ -62,7 +75,7 @@ pub fn append_locked(
             buf.push(b'\n');
         }
         let lines = before_write(&current)?;
-        let first_line = memchr::memchr_iter(b'\n', &current).count() as u32 + 1 + u32::from(!buf.is_empty());
+        let first_line = LineNo(memchr::memchr_iter(b'\n', &current).count() as u32 + 1 + u32::from(!buf.is_empty()));
         for l in &lines {
             debug_assert!(!l.contains('\n'), "a JSONL line has no raw newline");
             buf.extend_from_slice(l.as_bytes());
@@ -76,11 +89,33 @@ pub fn append_locked(
     result
 }
 
+/// Appends lines to a session file, built from what the file holds at the moment of
+/// writing: under the lock of [`append_locked`], the file is loaded again (in `formats`),
+/// its format is asked whether it may be appended to, and `build` makes the lines (their
+/// parents are then the file's current leaf, even when another program appended since
+/// the command read it). Every command that appends goes through here.
+pub fn append_to_session<E>(
+    path: &Path,
+    force: bool,
+    formats: &[&'static dyn super::format::Format],
+    build: impl FnOnce(&Session) -> Result<Vec<String>, E>,
+) -> Result<AppendResult, E>
+where
+    E: From<WriteError> + From<super::LoadError> + From<AppendError>,
+{
+    append_locked(path, force, |bytes| {
+        let source = super::Source::from_bytes(&path.display().to_string(), bytes.to_vec());
+        let session = super::open::load(&source, formats, &Default::default())?;
+        session.dialect().writer().map_err(AppendError::from)?.check_append(&session)?;
+        build(&session)
+    })
+}
+
 /// Where the appended lines landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AppendResult {
-    /// 1-based line number of the first appended line.
-    pub first_line: u32,
+    /// The line of the first appended line.
+    pub first_line: LineNo,
     pub lines: u32,
 }
 
@@ -94,20 +129,159 @@ fn write_once(file: &mut File, buf: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A new entry id as pi makes one: the first 8 hex digits of a random UUID, not already
-/// taken (`generateId`).
-pub fn new_entry_id(taken: impl Fn(&str) -> bool) -> String {
-    loop {
-        let id = format!("{:08x}", random_u64() as u32);
-        if !taken(&id) {
-            return id;
+/// What a format writes, and refuses to.
+pub trait Writer {
+    /// The lines of a new session holding the path to `leaf` (`None`: no entries) in
+    /// `shape`, or every entry ([`Shape::Whole`], `leaf` unused).
+    fn fork<'s>(&self, s: &Session<'s>, leaf: Option<EntryIdx>, shape: Shape) -> Result<Fork<'s>, ForkError>;
+
+    /// The new file a fork of `s` is written to: its header, where it goes, what it says.
+    fn fork_file(&self, s: &Session, spec: &ForkFile, env: &crate::env::Env) -> Result<NewSession, ForkError>;
+
+    /// Whether entries may be appended to this file as it is (pi: not to a version-1 or -2
+    /// file, which pi rewrites when it opens it).
+    fn check_append(&self, s: &Session) -> Result<(), AppendError>;
+
+    /// A label entry for `target` (`None` clears its label), chained to the session's
+    /// leaf, as the agent writes one: its new id and its line.
+    fn label_line(&self, s: &Session, target: EntryIdx, label: Option<&str>) -> Result<(String, String), AppendError>;
+}
+
+/// Where a fork goes and what its header says, as the user asked.
+#[derive(Clone, Debug, Default)]
+pub struct ForkFile {
+    pub shape: Option<Shape>,
+    /// `-o FILE`: exactly this file.
+    pub output: Option<std::path::PathBuf>,
+    /// `--session-dir DIR`.
+    pub session_dir: Option<std::path::PathBuf>,
+    /// `--cwd DIR` (whole forks): the new session's working directory.
+    pub cwd: Option<String>,
+}
+
+/// A new session file, before it is written.
+#[derive(Clone, Debug)]
+pub struct NewSession {
+    pub path: std::path::PathBuf,
+    pub id: String,
+    pub header: String,
+    pub cwd: String,
+    pub parent_session: Option<String>,
+    /// Said on stderr when the file is written.
+    pub notes: Vec<String>,
+}
+
+/// Appending to a session failed or was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// This file is not appended to as it is; the message says why and what to do.
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
+    #[error(transparent)]
+    Unsupported(#[from] Unsupported),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// What a fork holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The path to an entry, as the agent's own fork writes it (pi's
+    /// `createBranchedSession`: label entries left out, the rest re-chained around them,
+    /// then the path's labels re-emitted as new entries after the last one).
+    Branch,
+    /// The path to an entry as a plain chain (pi's `/export x.jsonl`: every entry of the
+    /// path, label entries included, `parentId` re-chained linearly, the same session id).
+    Linear,
+    /// Every entry of the file, every branch (pi's `pi --fork`).
+    Whole,
+}
+
+/// Why a fork cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    /// An entry to copy cannot be read.
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
+    /// The fork would not be a valid session; the message says why.
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Unsupported(#[from] Unsupported),
+}
+
+/// The lines of a new session, before its header; written by [`Fork::write_to`].
+pub struct Fork<'a> {
+    pub lines: Vec<NewLine<'a>>,
+    /// Source entries copied, in the order written.
+    pub copied: Vec<EntryIdx>,
+    /// Label entries of the path that were left out ([`Shape::Branch`]).
+    pub labels_dropped: usize,
+    /// Label entries created for the path's labels ([`Shape::Branch`]).
+    pub labels_emitted: usize,
+    /// Things worth telling the user (a shadowed leaf, …).
+    pub notes: Vec<String>,
+}
+
+/// One line of the new file.
+pub enum NewLine<'a> {
+    /// A source line with some byte ranges replaced.
+    Copy { raw: &'a [u8], edits: Vec<Edit> },
+    /// A line made here (re-emitted labels; a line the splicer could not handle).
+    New(String),
+}
+
+/// Replace `range` of a line with `text` (an empty range inserts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub range: Range<usize>,
+    pub text: String,
+}
+
+impl NewLine<'_> {
+    /// The line's bytes, without `\n`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.write_to(&mut v).expect("writing to a Vec");
+        v
+    }
+
+    fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
+        match self {
+            NewLine::New(s) => w.write_all(s.as_bytes()),
+            NewLine::Copy { raw, edits } => {
+                let mut at = 0;
+                for e in edits {
+                    w.write_all(&raw[at..e.range.start])?;
+                    w.write_all(e.text.as_bytes())?;
+                    at = e.range.end;
+                }
+                w.write_all(&raw[at..])
+            }
         }
+    }
+}
+
+impl Fork<'_> {
+    /// Writes `header` and every line, each followed by `\n`.
+    pub fn write_to(&self, header: &str, w: &mut dyn Write) -> io::Result<()> {
+        w.write_all(header.as_bytes())?;
+        w.write_all(b"\n")?;
+        for l in &self.lines {
+            l.write_to(w)?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
     }
 }
 
 /// Randomness without a dependency: std's `RandomState` is seeded from the OS per process
 /// and advanced per instance.
-fn random_u64() -> u64 {
+pub fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
@@ -120,58 +294,21 @@ pub fn now_iso() -> String {
     js::iso_string(ms)
 }
 
-/// A `label` entry in pi's key order (`type, id, parentId, timestamp, targetId, label?`);
-/// clearing omits `label`, as pi's `appendLabelChange(target, undefined)` writes it.
-pub fn label_entry(id: &str, parent: Option<&str>, timestamp: &str, target: &str, label: Option<&str>) -> String {
-    let mut m = Map::new();
-    m.insert("type".into(), "label".into());
-    m.insert("id".into(), id.into());
-    m.insert("parentId".into(), parent.map_or(Value::Null, Value::from));
-    m.insert("timestamp".into(), timestamp.into());
-    m.insert("targetId".into(), target.into());
-    if let Some(l) = label {
-        m.insert("label".into(), l.into());
-    }
-    // serde_json escapes exactly what JSON.stringify escapes for strings pi writes
-    // (quotes, backslashes, control characters); other characters stay unescaped.
-    serde_json::to_string(&Value::Object(m)).expect("a map of strings serializes")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn label_entries_are_written_as_pi_writes_them() {
-        assert_eq!(
-            label_entry("1a2b3c4d", Some("ffffffff"), "2026-11-29T20:00:00.000Z", "0000aaaa", Some("fix \"1\"")),
-            r#"{"type":"label","id":"1a2b3c4d","parentId":"ffffffff","timestamp":"2026-11-29T20:00:00.000Z","targetId":"0000aaaa","label":"fix \"1\""}"#
-        );
-        assert_eq!(
-            label_entry("1a2b3c4d", None, "t", "x", None),
-            r#"{"type":"label","id":"1a2b3c4d","parentId":null,"timestamp":"t","targetId":"x"}"#
-        );
-    }
-
-    #[test]
-    fn ids_are_8_hex_and_avoid_taken_ones() {
-        let first = new_entry_id(|_| false);
-        assert!(first.len() == 8 && first.bytes().all(|b| b.is_ascii_hexdigit()));
-        let second = new_entry_id(|id| id == first);
-        assert_ne!(first, second);
-    }
 
     #[test]
     fn appends_refuse_a_broken_last_line_unless_forced() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.jsonl");
         std::fs::write(&p, "{\"a\":1}\n{\"b\":").unwrap();
-        let err = append_locked(&p, false, |_| Ok(vec!["{}".into()])).unwrap_err();
+        let err = append_locked::<WriteError>(&p, false, |_| Ok(vec!["{}".into()])).unwrap_err();
         assert!(err.to_string().contains("does not end with a newline"));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"b\":");
-        let r = append_locked(&p, true, |_| Ok(vec!["{\"c\":2}".into()])).unwrap();
+        let r = append_locked::<WriteError>(&p, true, |_| Ok(vec!["{\"c\":2}".into()])).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"b\":\n{\"c\":2}\n");
-        assert_eq!(r, AppendResult { first_line: 3, lines: 1 });
+        assert_eq!(r, AppendResult { first_line: LineNo(3), lines: 1 });
     }
 }
 

@@ -10,15 +10,17 @@ use super::prompts::{BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT};
 use super::serialize::{format_file_operations, serialize_conversation, FileOps};
 use super::tokens::estimate_tokens;
 use super::{check_reply, parse_all, project_entry, reply_text, SummaryError};
-use crate::session::context::{convert_to_llm, Damaged};
 use crate::session::entry::{EntryType, Role};
+use crate::session::format::Unreadable;
+use crate::session::projection::convert_to_llm;
 use crate::session::{js, Session};
+use crate::session::{EntryIdx, LineNo};
 
 /// Where pi's leaf goes after the navigation (§3.3 step 4), and so the summary's parent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NewLeaf {
     /// The target itself (any target but a user or custom message).
-    Entry(u32),
+    Entry(EntryIdx),
     /// A user or custom-message target at a root: pi resets the leaf; a summary becomes a
     /// new root (`parentId: null`).
     Root,
@@ -30,13 +32,13 @@ pub enum NewLeaf {
 /// `collectEntriesForBranchSummary` plus where the leaf goes.
 #[derive(Clone, Debug)]
 pub struct Collected {
-    pub from: u32,
-    pub target: u32,
+    pub from: EntryIdx,
+    pub target: EntryIdx,
     /// The deepest entry on the target's path that is also on the old leaf's path (the
     /// target itself counts); `None` when the paths share nothing.
-    pub common_ancestor: Option<u32>,
+    pub common_ancestor: Option<EntryIdx>,
     /// The old leaf's entries after the common ancestor, oldest first.
-    pub entries: Vec<u32>,
+    pub entries: Vec<EntryIdx>,
     pub new_leaf: NewLeaf,
 }
 
@@ -48,14 +50,15 @@ impl Collected {
 }
 
 /// Walks from the old leaf `from` back to its common ancestor with `target`.
-pub fn collect(s: &Session, from: u32, target: u32) -> Collected {
+pub fn collect(s: &Session, from: EntryIdx, target: EntryIdx) -> Collected {
     let old_path = s.path_to(from);
-    let on_old: std::collections::HashSet<u32> = old_path.iter().copied().collect();
+    let on_old: std::collections::HashSet<EntryIdx> = old_path.iter().copied().collect();
     let target_path = s.path_to(target);
     let common_ancestor = target_path.iter().rev().copied().find(|i| on_old.contains(i));
-    let mut entries: Vec<u32> = old_path.iter().rev().copied().take_while(|&i| Some(i) != common_ancestor).collect();
+    let mut entries: Vec<EntryIdx> =
+        old_path.iter().rev().copied().take_while(|&i| Some(i) != common_ancestor).collect();
     entries.reverse();
-    let e = &s.entries[target as usize];
+    let e = &s.entries[target];
     let new_leaf = if (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage {
         match (s.parent(target), s.parent_id(target)) {
             (Some(p), _) => NewLeaf::Entry(p),
@@ -139,7 +142,7 @@ fn id_key(v: &Value) -> String {
 /// branch summary among the entries, then messages from the newest back while they fit
 /// the budget (a summary entry still goes in while under 90% of it). A budget of 0 or
 /// less means no limit.
-pub fn prepare(s: &Session, entries: &[u32], token_budget: i64) -> Result<Prepared, Damaged> {
+pub fn prepare(s: &Session, entries: &[EntryIdx], token_budget: i64) -> Result<Prepared, Unreadable> {
     let parsed = parse_all(s, entries)?;
     let mut out = Prepared::default();
     for e in &parsed {
@@ -229,7 +232,7 @@ pub fn summary_from_reply(prepared: &Prepared, reply: &Value) -> Result<Summary,
 /// Every entry's context messages, oldest first, with the context edits among the
 /// entries applied (tool results kept, system messages left out): what an offline
 /// summary reads.
-pub fn context_messages(s: &Session, entries: &[u32]) -> Result<Vec<Value>, Damaged> {
+pub fn context_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unreadable> {
     let parsed = parse_all(s, entries)?;
     let mut edits: HashMap<String, &Value> = HashMap::new();
     for e in &parsed {
@@ -251,8 +254,8 @@ pub fn context_messages(s: &Session, entries: &[u32]) -> Result<Vec<Value>, Dama
 #[derive(Debug)]
 pub struct Appended {
     pub id: String,
-    /// Its line number in the file.
-    pub line: u32,
+    /// Its line in the file.
+    pub line: LineNo,
     pub entry: Value,
     pub label_id: Option<String>,
 }
@@ -270,24 +273,16 @@ pub fn append(
     details: Value,
     label: Option<&str>,
 ) -> anyhow::Result<Appended> {
-    use crate::session::{write, Source};
+    use crate::formats::pi::write::{label_entry, new_entry_id};
+    use crate::session::write::{self, AppendError};
     let mut written = None;
-    let at = write::append_locked(path, force, |bytes| {
-        let source = Source::from_bytes(&path.display().to_string(), bytes.to_vec());
-        let now = Session::load(&source)?;
-        if now.migrate_v1 || now.migrate_v2 {
-            anyhow::bail!(
-                "{}: a version-{} session; pi rewrites such a file in the current format when it opens it, and pisces does not append to it unmigrated",
-                path.display(),
-                now.version
-            );
-        }
+    let at = write::append_to_session(path, force, crate::formats::all(), |now| {
         if let Some(p) = parent {
             if now.get(p).is_none() {
-                anyhow::bail!("Entry {p} not found");
+                return Err(AppendError::Refused(format!("Entry {p} not found")).into());
             }
         }
-        let id = write::new_entry_id(|id| now.get(id).is_some());
+        let id = new_entry_id(|id| now.get(id).is_some());
         let e = super::entry::branch_summary(
             &id,
             parent,
@@ -300,12 +295,12 @@ pub fn append(
         let mut lines = vec![super::entry::line(&e)];
         let mut label_id = None;
         if let Some(l) = label {
-            let lid = write::new_entry_id(|x| x == id || now.get(x).is_some());
-            lines.push(write::label_entry(&lid, Some(&id), &write::now_iso(), &id, Some(l.trim())));
+            let lid = new_entry_id(|x| x == id || now.get(x).is_some());
+            lines.push(label_entry(&lid, Some(&id), &write::now_iso(), &id, Some(l.trim())));
             label_id = Some(lid);
         }
         written = Some((id, e, label_id));
-        Ok(lines)
+        Ok::<_, anyhow::Error>(lines)
     })
     .map_err(|e| e.context(format!("could not append the summary to {}", path.display())))?;
     let (id, entry, label_id) = written.expect("set before writing");

@@ -8,10 +8,13 @@ use super::prompts::{update_summarization_prompt, SUMMARIZATION_PROMPT, TURN_PRE
 use super::serialize::{format_file_operations, serialize_conversation, FileOps};
 use super::tokens::{estimate_projected_context_tokens, estimate_tokens, ContextEstimate};
 use super::{check_reply, combine_usage, complete, reply_text, SummaryError};
+use crate::formats::pi::context::entry_messages;
 use crate::llm::{Provider, StreamEvent};
-use crate::session::context::{convert_to_llm, entry_messages, Damaged, EditKind, Projection};
 use crate::session::entry::{EntryType, Role};
+use crate::session::format::Unreadable;
+use crate::session::projection::{convert_to_llm, EditKind, Projection};
 use crate::session::{js, Session};
+use crate::session::{EntryIdx, Id};
 
 /// `compaction` settings pi uses (`keepRecentTokens` decides the cut; `reserveTokens`
 /// only when pi compacts by itself).
@@ -52,7 +55,7 @@ pub struct Preparation {
     /// Index into the projection's entries of the first kept entry.
     pub first_kept_index: usize,
     /// The first kept entry (index into the session).
-    pub first_kept_entry: u32,
+    pub first_kept_entry: EntryIdx,
     pub is_split_turn: bool,
     /// Projection index of the turn's start when the turn is split.
     pub turn_start_index: Option<usize>,
@@ -67,7 +70,7 @@ pub struct Preparation {
 /// Everything pi computes for a compaction of the path ending at `leaf`.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    pub leaf: u32,
+    pub leaf: EntryIdx,
     pub settings: Settings,
     /// `buildSessionProjection` of the path.
     pub projection: Projection,
@@ -95,7 +98,7 @@ fn is_turn_start_message(m: &Value) -> bool {
 
 /// One projected entry, as the cut-point search sees it.
 struct Projected<'p> {
-    entry: u32,
+    entry: EntryIdx,
     kind: EntryType,
     messages: &'p [Value],
     omitted_by_edit: bool,
@@ -116,13 +119,13 @@ struct Cut {
 
 /// Plans the compaction of the path ending at `leaf` (`prepareCompaction(getBranch(leaf),
 /// settings)`).
-pub fn plan(s: &Session, leaf: u32, projection: Projection, settings: Settings) -> Result<Plan, Damaged> {
+pub fn plan(s: &Session, leaf: EntryIdx, projection: Projection, settings: Settings) -> Result<Plan, Unreadable> {
     let entries: Vec<Projected> = projection
         .entries
         .iter()
         .map(|e| Projected {
             entry: e.entry,
-            kind: s.entries[e.entry as usize].kind,
+            kind: s.entries[e.entry].kind,
             messages: &projection.messages[e.messages.clone()],
             omitted_by_edit: matches!(e.edit, Some((_, EditKind::Omit))),
         })
@@ -132,8 +135,7 @@ pub fn plan(s: &Session, leaf: u32, projection: Projection, settings: Settings) 
     let boundary_start = prev_compaction_index.map_or(0, |i| i + 1);
     let context_estimate = estimate_projected_context_tokens(s, &projection);
 
-    let last_is_compaction =
-        projection.path.last().is_some_and(|&i| s.entries[i as usize].kind == EntryType::Compaction);
+    let last_is_compaction = projection.path.last().is_some_and(|&i| s.entries[i].kind == EntryType::Compaction);
     let preparation = if last_is_compaction {
         Err(Refusal::AlreadyCompacted)
     } else {
@@ -153,14 +155,14 @@ pub fn plan(s: &Session, leaf: u32, projection: Projection, settings: Settings) 
     })
 }
 
-/// Parses entry `i`, reporting its line as damaged if it does not parse.
-fn parse(s: &Session, i: u32) -> Result<Value, Damaged> {
-    s.parse(i).map_err(|_| Damaged([s.entries[i as usize].line].into_iter().collect()))
+/// Entry `i` parsed whole.
+fn parse(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
+    s.parse(i)
 }
 
 /// `sessionEntryToContextMessages(sourceEntry).length > 0` for a non-edit entry (what it
 /// would contribute without context edits).
-fn intrinsically_visible(s: &Session, e: &Projected, pos: usize) -> Result<bool, Damaged> {
+fn intrinsically_visible(s: &Session, e: &Projected, pos: usize) -> Result<bool, Unreadable> {
     if e.kind == EntryType::ContextEdit {
         return Ok(false);
     }
@@ -170,7 +172,13 @@ fn intrinsically_visible(s: &Session, e: &Projected, pos: usize) -> Result<bool,
     Ok(!e.messages.is_empty())
 }
 
-fn find_cut_point(s: &Session, entries: &[Projected], tokens: &[u64], start: usize, keep: u64) -> Result<Cut, Damaged> {
+fn find_cut_point(
+    s: &Session,
+    entries: &[Projected],
+    tokens: &[u64],
+    start: usize,
+    keep: u64,
+) -> Result<Cut, Unreadable> {
     let end = entries.len();
     let cut_points: Vec<usize> = (start..end)
         .filter(|&i| entries[i].kind != EntryType::Compaction && entries[i].messages.iter().any(is_cut_point_message))
@@ -202,7 +210,7 @@ fn find_cut_point(s: &Session, entries: &[Projected], tokens: &[u64], start: usi
             visible.push(intrinsically_visible(s, &entries[i], i)?);
         }
         let omitted = |k: usize| visible[k] && entries[cut + 1 + k].messages.is_empty();
-        let omitted_ids: Vec<Option<&str>> =
+        let omitted_ids: Vec<Option<Id>> =
             (0..visible.len()).filter(|&k| omitted(k)).map(|k| s.id(entries[cut + 1 + k].entry)).collect();
         let mut external_replacement = false;
         for i in suffix.clone() {
@@ -212,14 +220,14 @@ fn find_cut_point(s: &Session, entries: &[Projected], tokens: &[u64], start: usi
             let edit = parse(s, entries[i].entry)?;
             let replaces = edit.get("replacement") != Some(&Value::Null);
             let target = edit.get("targetId").and_then(Value::as_str);
-            let target_omitted = target.is_some() && omitted_ids.contains(&target);
+            let target_omitted = target.is_some() && omitted_ids.contains(&target.map(Id::Str));
             if replaces && !target_omitted {
                 external_replacement = true;
             }
         }
         let has_omitted_assistant = (0..visible.len()).any(|k| {
             let e = &entries[cut + 1 + k];
-            e.kind == EntryType::Message && s.entries[e.entry as usize].role == Role::Assistant && omitted(k)
+            e.kind == EntryType::Message && s.entries[e.entry].role == Role::Assistant && omitted(k)
         });
         let all_hidden = (0..visible.len())
             .all(|k| entries[cut + 1 + k].kind != EntryType::Compaction && (!visible[k] || omitted(k)));
@@ -259,9 +267,9 @@ fn prepare(
     start: usize,
     cut: Cut,
     tokens_before: f64,
-) -> Result<Result<Preparation, Refusal>, Damaged> {
+) -> Result<Result<Preparation, Refusal>, Unreadable> {
     let Some(first) = entries.get(cut.first_kept) else { return Ok(Err(Refusal::NothingToCompact)) };
-    if s.id(first.entry).is_none_or(str::is_empty) {
+    if s.id(first.entry).is_none_or(|id| !id.is_truthy()) {
         return Ok(Err(Refusal::NothingToCompact));
     }
     let history_end = if cut.split { cut.turn_start.unwrap_or(cut.first_kept) } else { cut.first_kept };
@@ -468,4 +476,66 @@ pub fn compact(
         }
     }
     Ok(Compacted { summary: prep.assemble(history.as_deref(), prefix.as_deref()), usage })
+}
+
+/// What a compaction entry says, besides where it goes.
+pub struct Made<'m> {
+    pub summary: &'m str,
+    pub first_kept: Value,
+    pub details: Value,
+    pub usage: Option<&'m Value>,
+    /// The path's current system message, which pi keeps in the compaction.
+    pub system_message: Option<Value>,
+}
+
+/// A compaction entry written to a file.
+#[derive(Debug)]
+pub struct Appended {
+    pub id: String,
+    pub line: crate::session::LineNo,
+    pub entry: Value,
+}
+
+/// Appends pi's `compaction` entry under `leaf_id`, as `compact()` writes it. The file must
+/// still hold the leaf; when the leaf was the file's last entry (`was_last`), it must still
+/// be (the session did not grow while the summary was made).
+pub fn append(
+    path: &std::path::Path,
+    force: bool,
+    leaf_id: &str,
+    was_last: bool,
+    prep: &Preparation,
+    made: &Made,
+) -> anyhow::Result<Appended> {
+    use crate::formats::pi::write::new_entry_id;
+    use crate::session::write::{self, AppendError};
+    let mut written = None;
+    let at = write::append_to_session(path, force, crate::formats::all(), |now| {
+        if now.get(leaf_id).is_none() {
+            return Err(AppendError::Refused(format!("Entry {leaf_id} not found")).into());
+        }
+        if was_last && now.default_leaf().and_then(|l| now.id_str(l)) != Some(leaf_id) {
+            return Err(AppendError::Refused(format!(
+                "the session grew while the summary was made (its last entry is no longer {leaf_id}); run compact again"
+            ))
+            .into());
+        }
+        let id = new_entry_id(|id| now.get(id).is_some());
+        let e = super::entry::compaction(
+            &id,
+            Some(leaf_id),
+            &write::now_iso(),
+            made.summary,
+            made.first_kept.clone(),
+            prep.tokens_before,
+            made.details.clone(),
+            made.usage,
+            made.system_message.clone(),
+        );
+        let line = super::entry::line(&e);
+        written = Some((id, e));
+        Ok::<_, anyhow::Error>(vec![line])
+    })?;
+    let (id, entry) = written.expect("set before writing");
+    Ok(Appended { id, line: at.first_line, entry })
 }

@@ -16,6 +16,7 @@
 pub mod branch;
 pub mod compaction;
 pub mod entry;
+pub mod model;
 pub mod models;
 pub mod offline;
 pub mod prompts;
@@ -25,8 +26,10 @@ pub mod tokens;
 
 use serde_json::{json, Value};
 
+use crate::formats::pi::context::entry_messages;
 use crate::llm::{LlmError, Provider, Request, StreamEvent};
-use crate::session::context::{entry_messages, Damaged};
+use crate::session::format::Unreadable;
+use crate::session::EntryIdx;
 use crate::session::{js, Session};
 
 /// A summary that could not be made.
@@ -43,24 +46,9 @@ pub enum SummaryError {
     Llm(#[from] LlmError),
 }
 
-/// Entries parsed whole, in the order given; a line that fails to parse is reported as
-/// damaged (the caller reloads the session without it, as pi would have skipped it).
-pub(crate) fn parse_all(s: &Session, entries: &[u32]) -> Result<Vec<Value>, Damaged> {
-    let mut out = Vec::with_capacity(entries.len());
-    let mut damaged = std::collections::BTreeSet::new();
-    for &i in entries {
-        match s.parse(i) {
-            Ok(v) => out.push(v),
-            Err(_) => {
-                damaged.insert(s.entries[i as usize].line);
-            }
-        }
-    }
-    if damaged.is_empty() {
-        Ok(out)
-    } else {
-        Err(Damaged(damaged))
-    }
+/// Entries parsed whole, in the order given.
+pub(crate) fn parse_all(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unreadable> {
+    entries.iter().map(|&i| s.parse(i)).collect()
 }
 
 /// `projectContextEntry(entry, edit)`: the entry's context messages with a context edit
@@ -70,7 +58,7 @@ pub(crate) fn parse_all(s: &Session, entries: &[u32]) -> Result<Vec<Value>, Dama
 pub(crate) fn project_entry(entry: &Value, edit: Option<&Value>) -> Vec<Value> {
     let mut messages = entry_messages(entry.clone());
     if let Some(edit) = edit {
-        crate::session::context::apply_edit(&mut messages, edit);
+        crate::formats::pi::context::apply_edit(&mut messages, edit);
     }
     messages
 }

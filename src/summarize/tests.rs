@@ -51,7 +51,7 @@ fn split_preparation() -> Preparation {
     file_ops.read.insert("a.js".into());
     Preparation {
         first_kept_index: 3,
-        first_kept_entry: 3,
+        first_kept_entry: crate::session::EntryIdx::new(3),
         is_split_turn: true,
         turn_start_index: Some(2),
         tokens_before: 1234.0,

@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use super::text::{stringify_len, utf16_len};
-use crate::session::context::Projection;
 use crate::session::entry::EntryType;
+use crate::session::projection::Projection;
 use crate::session::{js, system, Session};
 
 /// What an image counts as, in characters.
@@ -151,10 +151,10 @@ pub fn estimate_projected_context_tokens(s: &Session, projection: &Projection) -
         let source = projection.entries.iter().find(|e| e.messages.contains(&k)).map(|e| e.entry);
         // `usageEntryId ? branch.findIndex(e => e.id === usageEntryId) : -1`
         let usage_at = source
-            .and_then(|src| s.id(src).filter(|id| !id.is_empty()))
+            .and_then(|src| s.id(src).filter(|id| id.is_truthy()))
             .and_then(|id| projection.path.iter().position(|&i| s.id(i) == Some(id)));
         let invalidated_at = projection.path.iter().rposition(|&i| {
-            let kind = s.entries[i as usize].kind;
+            let kind = s.entries[i].kind;
             kind == EntryType::ContextEdit || kind == EntryType::Compaction
         });
         let after = match (usage_at, invalidated_at) {

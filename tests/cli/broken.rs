@@ -30,11 +30,7 @@ const CASES: &[(&str, i32, &[&str])] = &[
         &[":6: `42` is JSON but not an object; kept", ":9: `[1,2,3]` is JSON but not an object"],
     ),
     ("10-json-null-and-falsy-lines.jsonl", 0, &[":6: `null` is not an entry; skipped", ":7: `0` is not an entry"]),
-    (
-        "12-damaged-entry-tail.jsonl",
-        0,
-        &[":9: malformed JSON (", ":10: parent bea25f2f of entry 7384f6d0 not found"],
-    ),
+    ("12-damaged-entry-tail.jsonl", 0, &[":9: malformed JSON (", ":10: parent bea25f2f of entry 7384f6d0 not found"]),
     ("23-orphans.jsonl", 0, &[":7: parent 9f9f9f9f of entry 78a55dec not found; the entry is treated as a root"]),
     ("24-duplicate-ids.jsonl", 0, &[":9: duplicate id 4f555d82 (also on line 6); the later entry wins"]),
     (

@@ -1,16 +1,12 @@
-//! Bytes -> lines -> index entries, leniently, the way pi reads a file (§1.2).
+//! Bytes -> lines -> index entries, the way pi reads a file (pi-format.md, "Reading a
+//! file"): every line is validated whole once (`session::validate`: a line `JSON.parse`
+//! rejects is skipped, as pi skips it), and the index's fields are then read from its
+//! first keys.
 //!
-//! pi splits the file on `\n`, skips lines that `trim()` to nothing and lines that
-//! `JSON.parse` rejects, and accepts the file only if the first parsed line is a
-//! `session` header with a string id. We do the same, but report every problem with its
-//! line number instead of skipping silently.
-//!
-//! Speed: a line is not parsed whole. `scan_prefix` reads the object's keys until it has
-//! `type`, `id`, `parentId`, `timestamp` (and for messages `message.role`, the first key
-//! pi writes in a message), then stops; since pi writes those keys first, that is a few
-//! dozen bytes of a line that may hold megabytes of base64. The rest of the line is only
-//! checked to end in `}`. Damage past the first keys of a line that still ends in `}` is
-//! found when the line is parsed whole (the entries `path` projects, `--strict`, `check`).
+//! Speed: a line is not parsed into values. The fields are read from the object's keys
+//! until it has `type`, `id`, `parentId`, `timestamp` (and for messages `message.role`,
+//! the first key pi writes in a message), then reading stops; since pi writes those keys
+//! first, that is a few dozen bytes of a line that may hold megabytes of base64.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -20,9 +16,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::entry::{EntryMeta, EntryType, Role, StrRef};
-use super::js;
-use super::validate::{validate, Verdict, MAX_DEPTH};
+use crate::session::entry::{EntryMeta, EntryType, LineNo, Role, StrRef};
+use crate::session::js::{self, parse_value};
+use crate::session::validate::{validate, Verdict, MAX_DEPTH};
 
 /// A line that is not an entry, or an entry worth a remark, found while scanning.
 pub(crate) enum Event {
@@ -52,11 +48,11 @@ pub(crate) struct Scan {
     /// Strings the entries refer to that are not in their lines (escaped ids).
     pub owned: Vec<String>,
     /// Other lines and remarks, in file order: (line, what).
-    pub events: Vec<(u32, Event)>,
+    pub events: Vec<(LineNo, Event)>,
     /// Lines ending in `\r\n`.
-    pub crlf: Vec<u32>,
-    /// Number of physical lines (a last line without `\n` counts).
-    pub lines: u32,
+    pub crlf: Vec<LineNo>,
+    /// The last physical line (a last line without `\n` counts).
+    pub lines: LineNo,
 }
 
 /// Files smaller than this are scanned on one thread.
@@ -64,27 +60,28 @@ const PARALLEL_MIN: usize = 4 << 20;
 
 /// Scans every line of `data`, on two threads for large files (each half starts at a
 /// line boundary; line numbers are fixed up when the halves are joined).
-pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<u32>) -> Scan {
+pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>) -> Scan {
     let mid = data.len() / 2;
     let split = if data.len() >= PARALLEL_MIN && bad_lines.is_empty() {
         memchr::memchr(b'\n', &data[mid..]).map(|i| mid + i + 1).filter(|&s| s < data.len())
     } else {
         None
     };
-    let Some(split) = split else { return scan_range(data, 0..data.len(), 0, bad_lines) };
+    let Some(split) = split else { return scan_range(data, 0..data.len(), bad_lines) };
     let (mut first, second) = std::thread::scope(|t| {
-        let second = t.spawn(|| scan_range(data, split..data.len(), 0, bad_lines));
-        let first = scan_range(data, 0..split, 0, bad_lines);
+        let second = t.spawn(|| scan_range(data, split..data.len(), bad_lines));
+        let first = scan_range(data, 0..split, bad_lines);
         (first, second.join().expect("scanner thread panicked"))
     });
-    let offset = first.lines;
+    let offset = first.lines.get();
+    let shift = |l: LineNo| LineNo(l.get() + offset);
     let first_len = first.entries.len();
     first.entries.extend(second.entries.into_iter().map(|mut e| {
-        e.line += offset;
+        e.line = shift(e.line);
         e
     }));
-    first.events.extend(second.events.into_iter().map(|(l, e)| (l + offset, e)));
-    first.crlf.extend(second.crlf.into_iter().map(|l| l + offset));
+    first.events.extend(second.events.into_iter().map(|(l, e)| (shift(l), e)));
+    first.crlf.extend(second.crlf.into_iter().map(shift));
     let owned_offset = first.owned.len();
     first.owned.extend(second.owned);
     if owned_offset > 0 {
@@ -93,26 +90,26 @@ pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<u32>) -> Scan {
             e.parent_id = e.parent_id.rebase_owned(owned_offset);
         }
     }
-    first.lines += second.lines;
+    first.lines = shift(second.lines);
     first
 }
 
-fn scan_range(data: &[u8], range: Range<usize>, first_line: u32, bad_lines: &BTreeSet<u32>) -> Scan {
+fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>) -> Scan {
     let chunk = &data[range.clone()];
     let mut out = Scan {
         entries: Vec::with_capacity(estimate_lines(chunk)),
         owned: Vec::new(),
         events: Vec::new(),
         crlf: Vec::new(),
-        lines: 0,
+        lines: LineNo(0),
     };
     let ends_with_newline = chunk.last() == Some(&b'\n');
     let ends =
         memchr::memchr_iter(b'\n', chunk).chain((!ends_with_newline && !chunk.is_empty()).then_some(chunk.len()));
     let mut start = 0;
-    let mut line = first_line;
+    let mut line = LineNo(0);
     for end in ends {
-        line += 1;
+        line = LineNo(line.get() + 1);
         let span = range.start + start..range.start + end;
         start = end + 1;
         let bytes = &data[span.clone()];
@@ -120,7 +117,7 @@ fn scan_range(data: &[u8], range: Range<usize>, first_line: u32, bad_lines: &BTr
             out.crlf.push(line);
         }
         let scanned = if bad_lines.contains(&line) {
-            LineScan::Malformed("damaged after its first keys; found when the line was read whole".into())
+            LineScan::Malformed("it parsed in the index's validation but not whole; skipped".into())
         } else {
             scan_line(bytes)
         };
@@ -172,7 +169,7 @@ fn scan_range(data: &[u8], range: Range<usize>, first_line: u32, bad_lines: &BTr
         }
         out.entries.push(entry);
     }
-    out.lines = line - first_line;
+    out.lines = line;
     out
 }
 
@@ -591,7 +588,7 @@ impl<'a> Fields<'a> {
     /// Turns the fields into an index entry (links are resolved later).
     pub(crate) fn into_entry(
         self,
-        line: u32,
+        line: LineNo,
         span: Range<usize>,
         bytes: &'a [u8],
         owned: &mut Vec<String>,
@@ -628,62 +625,6 @@ fn estimate_lines(chunk: &[u8]) -> usize {
     let sample = &chunk[..chunk.len().min(1 << 20)];
     let lines = memchr::memchr_iter(b'\n', sample).count() + 1;
     (chunk.len() as f64 / sample.len().max(1) as f64 * lines as f64 * 1.1) as usize + 16
-}
-
-/// Parses a whole line as JSON, as `JSON.parse` would after Node decoded the bytes:
-/// invalid UTF-8 becomes U+FFFD, and escaped lone surrogates (which JS accepts and Rust
-/// strings cannot hold) become U+FFFD too.
-pub fn parse_value(line: &[u8]) -> Result<Value, serde_json::Error> {
-    match serde_json::from_slice(line) {
-        Ok(v) => Ok(v),
-        // Not UTF-8, or a lone surrogate escape: parse what Node would have decoded (the
-        // error, if any, is then about the JSON itself).
-        Err(_) => serde_json::from_str(&replace_lone_surrogates(&String::from_utf8_lossy(line))),
-    }
-}
-
-/// Rewrites `\uD800`-`\uDFFF` escapes that are not part of a valid pair to `\uFFFD`.
-fn replace_lone_surrogates(text: &str) -> Cow<'_, str> {
-    if !text.contains("\\u") {
-        return Cow::Borrowed(text);
-    }
-    let hex = |s: &str| u16::from_str_radix(s, 16).ok();
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let mut last = 0;
-    while i + 6 <= b.len() {
-        if b[i] == b'\\' {
-            if b[i + 1] == b'u' {
-                if let Some(u) = text.get(i + 2..i + 6).and_then(hex) {
-                    let is_high = (0xD800..0xDC00).contains(&u);
-                    let is_low = (0xDC00..0xE000).contains(&u);
-                    let next_low = is_high
-                        && text.get(i + 6..i + 8) == Some("\\u")
-                        && text.get(i + 8..i + 12).and_then(hex).is_some_and(|l| (0xDC00..0xE000).contains(&l));
-                    if is_high && next_low {
-                        i += 12;
-                        continue;
-                    }
-                    if is_high || is_low {
-                        out.push_str(&text[last..i]);
-                        out.push_str("\\ufffd");
-                        i += 6;
-                        last = i;
-                        continue;
-                    }
-                }
-            }
-            i += 2; // skip the escaped character
-        } else {
-            i += 1;
-        }
-    }
-    if last == 0 {
-        return Cow::Borrowed(text);
-    }
-    out.push_str(&text[last..]);
-    Cow::Owned(out)
 }
 
 /// A short rendering of a JSON value for messages.
@@ -753,12 +694,5 @@ mod tests {
         assert!(matches!(scan_line(b"null"), LineScan::NotObject { truthy: false, .. }));
         assert!(matches!(scan_line(b"[1]"), LineScan::NotObject { truthy: true, .. }));
         assert!(matches!(scan_line(b"{\"type\":\"label\"}\r"), LineScan::Object(..)));
-    }
-
-    #[test]
-    fn lone_surrogates_parse_like_js() {
-        let v = parse_value(br#"{"a":"x\ud800y","b":"\ud83d\ude00"}"#).unwrap();
-        assert_eq!(v["a"], "x\u{fffd}y");
-        assert_eq!(v["b"], "\u{1f600}");
     }
 }

@@ -9,104 +9,17 @@
 //! they were. A line that ends in `\r\n` is written with `\n`.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
-use std::io::{self, Write};
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
-use super::entry::{EntryType, Role};
-use super::load::parse_value;
-use super::{js, write, Session};
-
-/// How a path is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shape {
-    /// pi's `createBranchedSession`: label entries left out, the rest re-chained around
-    /// them, then the path's labels re-emitted as new entries after the last one.
-    Branch,
-    /// pi's `/export x.jsonl`: every entry of the path, label entries included,
-    /// `parentId` re-chained linearly.
-    Linear,
-}
-
-/// Why a fork cannot be made.
-#[derive(Debug)]
-pub enum ForkError {
-    /// These lines looked whole to the index but do not parse: read the file again
-    /// treating them as malformed (pi skips them), then fork again.
-    Damaged(BTreeSet<u32>),
-    /// The fork would not be a valid session; the message says why.
-    Invalid(String),
-}
-
-/// The lines of a new session, before its header; written by [`Fork::write_to`].
-pub struct Fork<'a> {
-    pub lines: Vec<NewLine<'a>>,
-    /// Source entries copied, in the order written (indices into `Session::entries`).
-    pub copied: Vec<u32>,
-    /// Label entries of the path that were left out ([`Shape::Branch`]).
-    pub labels_dropped: usize,
-    /// Label entries created for the path's labels ([`Shape::Branch`]).
-    pub labels_emitted: usize,
-    /// Things worth telling the user (a shadowed leaf, …).
-    pub notes: Vec<String>,
-}
-
-/// One line of the new file.
-pub enum NewLine<'a> {
-    /// A source line with some byte ranges replaced.
-    Copy { raw: &'a [u8], edits: Vec<Edit> },
-    /// A line made here (re-emitted labels; a line the splicer could not handle).
-    New(String),
-}
-
-/// Replace `range` of a line with `text` (an empty range inserts).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    pub range: Range<usize>,
-    pub text: String,
-}
-
-impl NewLine<'_> {
-    /// The line's bytes, without `\n`.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut v = Vec::new();
-        self.write_to(&mut v).expect("writing to a Vec");
-        v
-    }
-
-    fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
-        match self {
-            NewLine::New(s) => w.write_all(s.as_bytes()),
-            NewLine::Copy { raw, edits } => {
-                let mut at = 0;
-                for e in edits {
-                    w.write_all(&raw[at..e.range.start])?;
-                    w.write_all(e.text.as_bytes())?;
-                    at = e.range.end;
-                }
-                w.write_all(&raw[at..])
-            }
-        }
-    }
-}
-
-impl Fork<'_> {
-    /// Writes `header` and every line, each followed by `\n`.
-    pub fn write_to(&self, header: &str, w: &mut dyn Write) -> io::Result<()> {
-        w.write_all(header.as_bytes())?;
-        w.write_all(b"\n")?;
-        for l in &self.lines {
-            l.write_to(w)?;
-            w.write_all(b"\n")?;
-        }
-        Ok(())
-    }
-}
+use super::Pi;
+use crate::session::entry::{EntryIdx, EntryType, Id, Role};
+use crate::session::js::{self, parse_value};
+use crate::session::write::{Edit, Fork, ForkError, NewLine, Shape};
+use crate::session::Session;
 
 /// A version-3 header in pi's key order: `type, version, id, timestamp, cwd,
 /// parentSession?`.
@@ -192,11 +105,11 @@ pub fn user_text(message: &Value) -> String {
 
 /// The new session for the path root..=`leaf` (`None`: an empty session, as pi's `/fork`
 /// makes for a first user message).
-pub fn path_fork<'a>(s: &Session<'a>, leaf: Option<u32>, shape: Shape) -> Result<Fork<'a>, ForkError> {
+pub fn path_fork<'a>(pi: &Pi, s: &Session<'a>, leaf: Option<EntryIdx>, shape: Shape) -> Result<Fork<'a>, ForkError> {
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let mut notes = Vec::new();
     if let Some(l) = leaf {
-        let e = &s.entries[l as usize];
+        let e = &s.entries[l];
         if e.kind == EntryType::NotObject {
             return Err(ForkError::Invalid(format!(
                 "line {} is JSON but not an entry object; there is nothing to fork at",
@@ -205,37 +118,36 @@ pub fn path_fork<'a>(s: &Session<'a>, leaf: Option<u32>, shape: Shape) -> Result
         }
         if e.shadowed {
             let id = s.display_id(l);
-            let later = s.get(&id).map(|j| s.entries[j as usize].line).unwrap_or(0);
+            let later = s.id(l).and_then(|id| s.get_id(id)).map(|j| s.entries[j].line).unwrap_or_default();
             notes.push(format!(
                 "the entry on line {} has id {id}, which the later entry on line {later} also has; pi cannot fork at it (its index keeps the later one), pisces forks the entry on line {} as named",
                 e.line, e.line
             ));
         }
     }
-    let mut seen: HashMap<&str, u32> = HashMap::default();
+    let mut seen: HashMap<Id, EntryIdx> = HashMap::default();
     for &i in &path {
         if let Some(id) = s.id(i) {
             if let Some(j) = seen.insert(id, i) {
                 return Err(ForkError::Invalid(format!(
                     "the path holds two entries with id {} (lines {} and {}); a session with both would link its entries wrongly",
                     s.display_id(i),
-                    s.entries[j as usize].line,
-                    s.entries[i as usize].line
+                    s.entries[j].line,
+                    s.entries[i].line
                 )));
             }
         }
     }
-    check_whole(s, &path)?;
 
     let mut lines = Vec::with_capacity(path.len());
     let mut copied = Vec::with_capacity(path.len());
     let mut labels_dropped = 0;
     // Label entries passed since the last kept entry, and what each now stands for.
-    let mut pending: Vec<u32> = Vec::new();
+    let mut pending: Vec<EntryIdx> = Vec::new();
     let mut replacement: HashMap<String, Value> = HashMap::default();
     let mut prev = Value::Null;
     for &i in &path {
-        let kind = s.entries[i as usize].kind;
+        let kind = s.entries[i].kind;
         if shape == Shape::Branch && kind == EntryType::Label {
             pending.push(i);
             labels_dropped += 1;
@@ -243,7 +155,7 @@ pub fn path_fork<'a>(s: &Session<'a>, leaf: Option<u32>, shape: Shape) -> Result
         }
         let own = s.id_value(i);
         for p in pending.drain(..) {
-            if let Some(id) = s.id(p) {
+            if let Some(id) = s.id_str(p) {
                 replacement.insert(id.to_string(), own.clone());
             }
         }
@@ -254,20 +166,20 @@ pub fn path_fork<'a>(s: &Session<'a>, leaf: Option<u32>, shape: Shape) -> Result
             }
             replacement.get(fk_str).cloned()
         };
-        lines.push(copy_entry(s, i, Some(prev.clone()), &remap)?);
+        lines.push(copy_entry(pi, s, i, Some(prev.clone()), &remap)?);
         copied.push(i);
         prev = own;
     }
 
     let mut labels_emitted = 0;
     if shape == Shape::Branch {
-        let kept: HashSet<&str> = copied.iter().filter_map(|&i| s.id(i)).collect();
-        let mut taken: HashSet<String> = kept.iter().map(|s| s.to_string()).collect();
+        let kept: HashSet<Id> = copied.iter().filter_map(|&i| s.id(i)).collect();
+        let mut taken: HashSet<String> = kept.iter().map(|id| id.to_string()).collect();
         for label in resolved_labels(s) {
-            if !kept.contains(label.key.as_str()) {
+            if !kept.contains(&label.key.id()) {
                 continue;
             }
-            let id = write::new_entry_id(|id| taken.contains(id));
+            let id = super::write::new_entry_id(|id| taken.contains(id));
             taken.insert(id.clone());
             let mut m = Map::new();
             m.insert("type".into(), "label".into());
@@ -289,42 +201,39 @@ pub fn path_fork<'a>(s: &Session<'a>, leaf: Option<u32>, shape: Shape) -> Result
 /// Every entry of the file, in file order, as pi's `forkFrom` copies them, migrated
 /// first if the file is version 1 or 2 (pi copies those unmigrated under a version-3
 /// header, which leaves a version-1 copy without ids).
-pub fn whole_fork<'a>(s: &Session<'a>) -> Result<Fork<'a>, ForkError> {
-    let all: Vec<u32> = (0..s.entries.len() as u32).collect();
-    check_whole(s, &all)?;
+pub fn whole_fork<'a>(pi: &Pi, s: &Session<'a>) -> Result<Fork<'a>, ForkError> {
+    let all: Vec<EntryIdx> = s.entries.indices().collect();
     let mut lines = Vec::with_capacity(all.len());
     for &i in &all {
-        let parent = if s.migrate_v1 && s.entries[i as usize].kind != EntryType::NotObject {
-            Some(s.parent_id(i).map_or(Value::Null, |p| Value::String(p.to_string())))
+        let parent = if pi.migrate_v1 && s.entries[i].kind != EntryType::NotObject {
+            Some(s.parent_id(i).map_or(Value::Null, Id::to_value))
         } else {
             None
         };
-        lines.push(copy_entry(s, i, parent, &|_| None)?);
+        lines.push(copy_entry(pi, s, i, parent, &|_| None)?);
     }
     Ok(Fork { lines, copied: all, labels_dropped: 0, labels_emitted: 0, notes: Vec::new() })
 }
 
-/// Finds lines among `entries` that do not parse whole (JSON.parse would reject them).
-fn check_whole(s: &Session, entries: &[u32]) -> Result<(), ForkError> {
-    let damaged: BTreeSet<u32> = entries
-        .iter()
-        .filter(|&&i| {
-            let raw = s.raw_line(i);
-            serde_json::from_slice::<IgnoredAny>(raw).is_err() && parse_value(raw).is_err()
-        })
-        .map(|&i| s.entries[i as usize].line)
-        .collect();
-    if damaged.is_empty() {
-        Ok(())
-    } else {
-        Err(ForkError::Damaged(damaged))
+/// A `targetId` as pi's map keys it: a string, or the JSON text of another value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Str(String),
+    Json(String),
+}
+
+impl Key {
+    fn id(&self) -> Id<'_> {
+        match self {
+            Key::Str(s) => Id::Str(s),
+            Key::Json(j) => Id::Json(j),
+        }
     }
 }
 
 /// One label of pi's `labelsById`, in the map's order.
 struct ResolvedLabel {
-    /// The target id as the index names ids (non-strings: NUL + JSON).
-    key: String,
+    key: Key,
     target: Value,
     label: Value,
     /// `None`: the label entry had no `timestamp` (pi then writes none).
@@ -336,16 +245,16 @@ struct ResolvedLabel {
 /// falsy one deletes it (a later set puts it at the end).
 fn resolved_labels(s: &Session) -> Vec<ResolvedLabel> {
     let mut order: Vec<Option<ResolvedLabel>> = Vec::new();
-    let mut pos: HashMap<String, usize> = HashMap::default();
-    for i in 0..s.entries.len() as u32 {
-        if s.entries[i as usize].kind != EntryType::Label {
+    let mut pos: HashMap<Key, usize> = HashMap::default();
+    for i in s.entries.indices() {
+        if s.entries[i].kind != EntryType::Label {
             continue;
         }
         let Ok(v) = s.parse(i) else { continue };
         let key = match v.get("targetId") {
             None | Some(Value::Null) => continue,
-            Some(Value::String(t)) => t.clone(),
-            Some(other) => format!("\u{0}{other}"),
+            Some(Value::String(t)) => Key::Str(t.clone()),
+            Some(other) => Key::Json(other.to_string()),
         };
         if js::truthy(v.get("label")) {
             let rec = ResolvedLabel {
@@ -383,29 +292,30 @@ struct Wants {
 /// `parentId`, `firstKeptEntryIndex` -> `firstKeptEntryId`; version 2: `hookMessage` ->
 /// `custom`).
 fn copy_entry<'a>(
+    pi: &Pi,
     s: &Session<'a>,
-    i: u32,
+    i: EntryIdx,
     parent: Option<Value>,
     remap: &dyn Fn(&Value) -> Option<Value>,
 ) -> Result<NewLine<'a>, ForkError> {
-    let meta = &s.entries[i as usize];
+    let meta = &s.entries[i];
     let raw = s.raw_line(i);
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     if meta.kind == EntryType::NotObject {
         return Ok(NewLine::Copy { raw, edits: Vec::new() });
     }
     let mut wants = Wants { parent, ..Wants::default() };
-    if s.migrate_v1 {
+    if pi.migrate_v1 {
         wants.id = Some(s.id_value(i));
     }
-    if s.migrate_v2 && meta.kind == EntryType::Message && meta.role == Role::HookMessage {
+    if pi.migrate_v2 && meta.kind == EntryType::Message && meta.role == Role::HookMessage {
         wants.role_custom = true;
     }
     let obj = scan_object(raw, 0);
     if meta.kind == EntryType::Compaction {
         // The value pi holds in memory: migrated for version-1 files.
-        let current = if s.migrate_v1 {
-            let v = s.parse(i).map_err(|_| ForkError::Damaged([meta.line].into()))?;
+        let current = if pi.migrate_v1 {
+            let v = s.parse(i)?;
             wants.drop_first_kept_index =
                 obj.as_ref().is_some_and(|o| o.find(raw, "firstKeptEntryIndex").is_some_and(|m| m.is_number(raw)));
             if wants.drop_first_kept_index {
@@ -424,7 +334,7 @@ fn copy_entry<'a>(
     }
     // The splicer gave up (an odd line: duplicate keys in the way, a nested `message`
     // that is not an object): write the entry as pi would, from its parsed value.
-    let mut v = s.parse(i).map_err(|_| ForkError::Damaged([meta.line].into()))?;
+    let mut v = s.parse(i)?;
     if let Value::Object(m) = &mut v {
         if let Some(p) = wants.parent {
             m.insert("parentId".into(), p);
@@ -676,8 +586,8 @@ mod tests {
         .join("\n")
             + "\n";
         let src = session(&text);
-        let s = Session::load(&src).unwrap();
-        let f = path_fork(&s, s.default_leaf(), Shape::Branch).unwrap();
+        let s = crate::formats::pi::read(&src).unwrap();
+        let f = s.dialect().writer().unwrap().fork(&s, s.default_leaf(), Shape::Branch).unwrap();
         let got = lines(&f);
         let src_lines: Vec<&str> = text.lines().collect();
         assert_eq!(got[0], src_lines[1]);
@@ -716,8 +626,8 @@ mod tests {
         }
         let text = text.join("\n") + "\n";
         let src = session(&text);
-        let s = Session::load(&src).unwrap();
-        let f = path_fork(&s, s.default_leaf(), Shape::Branch).unwrap();
+        let s = crate::formats::pi::read(&src).unwrap();
+        let f = s.dialect().writer().unwrap().fork(&s, s.default_leaf(), Shape::Branch).unwrap();
         let got: Vec<(String, String, String)> = lines(&f)[3..]
             .iter()
             .map(|l| {
@@ -744,8 +654,8 @@ mod tests {
         .join("\r\n")
             + "\r\n";
         let src = session(&text);
-        let s = Session::load(&src).unwrap();
-        let f = path_fork(&s, s.default_leaf(), Shape::Linear).unwrap();
+        let s = crate::formats::pi::read(&src).unwrap();
+        let f = s.dialect().writer().unwrap().fork(&s, s.default_leaf(), Shape::Linear).unwrap();
         let got = lines(&f);
         assert_eq!(got.len(), 3);
         assert!(got[0].contains(r#""parentId":null"#) && !got[0].ends_with('\r'), "{}", got[0]);
@@ -765,8 +675,8 @@ mod tests {
         .join("\n")
             + "\n";
         let src = session(&text);
-        let s = Session::load(&src).unwrap();
-        let f = path_fork(&s, s.default_leaf(), Shape::Branch).unwrap();
+        let s = crate::formats::pi::read(&src).unwrap();
+        let f = s.dialect().writer().unwrap().fork(&s, s.default_leaf(), Shape::Branch).unwrap();
         let got = lines(&f);
         assert_eq!(
             got[0],
@@ -780,7 +690,7 @@ mod tests {
             got[3],
             r#"{"type":"message","timestamp":"t","message":{"role":"custom","customType":"x","content":"c","display":true},"id":"L5","parentId":"L4"}"#
         );
-        let all = whole_fork(&s).unwrap();
+        let all = s.dialect().writer().unwrap().fork(&s, None, Shape::Whole).unwrap();
         assert_eq!(lines(&all), got);
     }
 

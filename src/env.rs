@@ -1,0 +1,116 @@
+//! Everything pisces takes from the process environment, read once at start-up
+//! ([`Env::from_process`]) and passed down. Nothing else in the crate reads environment
+//! variables or the working directory, so a test can build any environment it likes
+//! ([`Env::from_vars`]) and the model layer never depends on where it runs.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The environment, resolved.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    vars: BTreeMap<String, OsString>,
+    /// `$HOME`, when set and not empty.
+    pub home: Option<PathBuf>,
+    /// The working directory (`None` if it no longer exists).
+    pub cwd: Option<PathBuf>,
+    /// pi's agent directory: `$PI_CODING_AGENT_DIR` (a leading `~` expanded, as pi does),
+    /// else `~/.pi/agent`.
+    pub pi_agent_dir: Option<PathBuf>,
+    /// `$PI_CODING_AGENT_SESSION_DIR`: where pi keeps sessions instead of its per-project
+    /// folders.
+    pub pi_session_dir: Option<PathBuf>,
+}
+
+impl Env {
+    /// Reads this process's environment and working directory.
+    pub fn from_process() -> Env {
+        let vars = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))).collect();
+        Env::from_vars(vars, std::env::current_dir().ok())
+    }
+
+    /// An environment from given variables (tests, and embedding).
+    pub fn from_vars(vars: BTreeMap<String, OsString>, cwd: Option<PathBuf>) -> Env {
+        let mut env = Env { vars, cwd, ..Env::default() };
+        env.home = env.var_os("HOME").map(PathBuf::from);
+        env.pi_agent_dir = match env.var("PI_CODING_AGENT_DIR") {
+            Some(d) => Some(expand_tilde(&d, env.home.as_deref())),
+            None => env.home.as_ref().map(|h| h.join(".pi").join("agent")),
+        };
+        env.pi_session_dir = env.var_os("PI_CODING_AGENT_SESSION_DIR").map(PathBuf::from);
+        env
+    }
+
+    /// A variable, when set and not empty.
+    pub fn var_os(&self, name: &str) -> Option<&OsString> {
+        self.vars.get(name).filter(|v| !v.is_empty())
+    }
+
+    /// A variable as UTF-8, when set and not empty.
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.var_os(name).and_then(|v| v.to_str()).map(str::to_string)
+    }
+
+    /// The home directory as pi shows it in tool paths: `$HOME || $USERPROFILE`.
+    pub fn pi_home(&self) -> String {
+        self.var("HOME").or_else(|| self.var("USERPROFILE")).unwrap_or_default()
+    }
+
+    /// The working directory as text (empty when unknown).
+    pub fn cwd_string(&self) -> String {
+        self.cwd.as_ref().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
+    /// pi's folders of sessions, in the order `pi --session <id>` looks: `--session-dir`
+    /// (given), else `$PI_CODING_AGENT_SESSION_DIR`, else every project folder under
+    /// `<agent dir>/sessions`.
+    pub fn pi_session_dirs(&self, session_dir: Option<&Path>) -> Vec<PathBuf> {
+        if let Some(d) = session_dir {
+            return vec![d.to_path_buf()];
+        }
+        if let Some(d) = &self.pi_session_dir {
+            return vec![d.clone()];
+        }
+        let Some(agent) = &self.pi_agent_dir else { return vec![] };
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(agent.join("sessions"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        dirs
+    }
+}
+
+/// pi's `~` expansion of a configured directory: `~` and `~/…` are under the home
+/// directory; anything else is taken as it is.
+pub fn expand_tilde(dir: &str, home: Option<&Path>) -> PathBuf {
+    match (dir.strip_prefix('~'), home) {
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => h.join(rest.trim_start_matches('/')),
+        _ => PathBuf::from(dir),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        let vars = pairs.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+        Env::from_vars(vars, Some(PathBuf::from("/work")))
+    }
+
+    #[test]
+    fn the_agent_dir_is_resolved_once_with_tilde_expanded() {
+        assert_eq!(env(&[("HOME", "/home/dev")]).pi_agent_dir, Some(PathBuf::from("/home/dev/.pi/agent")));
+        let e = env(&[("HOME", "/home/dev"), ("PI_CODING_AGENT_DIR", "~/pi")]);
+        assert_eq!(e.pi_agent_dir, Some(PathBuf::from("/home/dev/pi")));
+        let e = env(&[("HOME", "/home/dev"), ("PI_CODING_AGENT_DIR", "~other/pi")]);
+        assert_eq!(e.pi_agent_dir, Some(PathBuf::from("~other/pi")));
+        assert_eq!(env(&[("HOME", "")]).pi_agent_dir, None);
+        assert_eq!(env(&[("USERPROFILE", "C:\\Users\\dev")]).pi_home(), "C:\\Users\\dev");
+    }
+}

@@ -1,0 +1,126 @@
+//! pi's session format (docs/pi-format.md): an append-only JSONL tree, a `session` header
+//! first, every entry with an `id` and a `parentId`, pi's default leaf the last entry of
+//! the file. This module is everything pisces knows about it: reading (`scan`, `load`),
+//! the context pi builds at a leaf (`context`), the tree's row texts (`rows`), usage
+//! (`usage`), descriptions (`preview`), checks only pi's shapes allow (`check`), and
+//! writing forks and appended entries as pi writes them (`fork`, `write`).
+
+pub mod check;
+pub mod context;
+pub mod fork;
+mod load;
+pub mod preview;
+pub mod rows;
+pub mod scan;
+pub mod usage;
+pub mod write;
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::session::entry::{EntryIdx, LineNo};
+use crate::session::format::{Dialect, Fit, Format, FormatInfo, RowNeed, Unreadable, Unsupported};
+use crate::session::projection::{convert_to_llm, Projection};
+use crate::session::rows::Rows;
+use crate::session::usage::Totals;
+use crate::session::write::Writer;
+use crate::session::{LoadError, Session, Source};
+
+pub static INFO: FormatInfo = FormatInfo { name: "pi", agent: "pi" };
+
+/// The format: detection and loading.
+pub struct PiFormat;
+
+pub static PI: PiFormat = PiFormat;
+
+impl Format for PiFormat {
+    fn info(&self) -> &'static FormatInfo {
+        &INFO
+    }
+
+    /// `Yes` when the first line pi would parse is a `session` header with a string id;
+    /// `Maybe` otherwise, so that a file no format claims gets pi's precise account of
+    /// what is wrong with it.
+    fn sniff(&self, head: &[u8]) -> Fit {
+        let first = head
+            .split(|&b| b == b'\n')
+            .map(|l| l.trim_ascii())
+            .find(|l| !l.is_empty() && crate::session::js::parse_value(l).is_ok());
+        let is_header = first.and_then(|l| crate::session::js::parse_value(l).ok()).is_some_and(|v| {
+            v.get("type").and_then(Value::as_str) == Some("session") && v.get("id").is_some_and(Value::is_string)
+        });
+        if is_header {
+            Fit::Yes
+        } else {
+            Fit::Maybe
+        }
+    }
+
+    fn load<'a>(&'static self, source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
+        load::load(source, exclude)
+    }
+}
+
+/// Reads a file known to be pi's (one pisces wrote, or the agent's own session) as pi
+/// reads it.
+pub fn read(source: &Source) -> Result<Session<'_>, LoadError> {
+    load::load(source, &BTreeSet::new())
+}
+
+/// What one pi file needs beyond the common index: its version and the migrations pi
+/// applies in memory when it opens an older file.
+#[derive(Debug)]
+pub struct Pi {
+    /// The header's `version` as pi reads it (`?? 1`).
+    pub version: f64,
+    /// Version 1: ids and parents are assigned in memory (`L<line>`, linear).
+    pub migrate_v1: bool,
+    /// Version < 3: `hookMessage` roles are read as `custom`.
+    pub migrate_v2: bool,
+    /// Positions of `session` lines in pi's parsed-entry list (version-1
+    /// `firstKeptEntryIndex`).
+    header_ordinals: Vec<u32>,
+}
+
+impl Dialect for Pi {
+    fn info(&self) -> &'static FormatInfo {
+        &INFO
+    }
+
+    fn entry(&self, s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
+        load::parse(self, s, i)
+    }
+
+    fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
+        load::line_time(s.raw_line(i))
+    }
+
+    fn preview(&self, s: &Session, i: EntryIdx, max: usize) -> String {
+        preview::preview(s, i, max)
+    }
+
+    fn project(&self, s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable> {
+        context::project(s, leaf)
+    }
+
+    fn llm_messages(&self, p: &Projection) -> Vec<Value> {
+        convert_to_llm(&p.messages)
+    }
+
+    fn rows<'s>(&self, s: &'s Session, need: RowNeed) -> Result<Box<dyn Rows + 's>, Unreadable> {
+        Ok(Box::new(rows::PiRows::read(s, self, need)?))
+    }
+
+    fn usage(&self, s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {
+        usage::entry_usage(s, i)
+    }
+
+    fn writer(&self) -> Result<&dyn Writer, Unsupported> {
+        Ok(self)
+    }
+
+    fn findings(&self, s: &Session) -> Vec<crate::session::check::Finding> {
+        check::findings(self, s)
+    }
+}

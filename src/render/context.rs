@@ -1,0 +1,174 @@
+//! The context at a leaf, written in each of `pisces path`'s formats: the transcript
+//! (`transcript`), the JSON documents, and the request bodies of the two wire APIs.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use clap::ValueEnum;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::json::SessionJson;
+use super::transcript::{self, TranscriptHead};
+use super::Ui;
+use crate::llm::wire::{self, ModelRef};
+use crate::session::projection::Projection;
+use crate::session::{js, system, EntryIdx, Session};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A readable transcript.
+    Text,
+    /// The transcript as Markdown, for an issue or a pull request.
+    Markdown,
+    /// pi's AgentMessages, exactly as buildSessionContext returns them.
+    Json,
+    /// The same object with `messages` = convertToLlm's output (what pi hands the provider layer).
+    Llm,
+    /// An OpenAI Chat Completions request body (`messages`, `tools`).
+    Openai,
+    /// An Anthropic Messages request body (`system`, `messages`, `tools`).
+    Anthropic,
+}
+
+/// Writes `p` in `format`. `system`: with the replayed system prompt and tools.
+pub fn write(
+    w: &mut dyn Write,
+    ui: &Ui,
+    session: &Session,
+    p: &Projection,
+    format: Format,
+    system: bool,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Text | Format::Markdown => {
+            let leaf_id = p.leaf.map(|l| session.display_id(l).into_owned());
+            let head = TranscriptHead {
+                file: &session.file,
+                session_name: session.title.as_deref(),
+                leaf: leaf_id.as_deref(),
+                model: model_name(p),
+                thinking_level: p.thinking_level.as_ref().map(|t| js::to_js_string(Some(t))),
+                system: system.then(|| system_view(&p.messages)),
+            };
+            if format == Format::Text {
+                transcript::write_text(w, ui, &head, &p.messages)?;
+            } else {
+                // No colors in Markdown: all of it goes through the terminal filter.
+                transcript::write_markdown(&mut super::Safe::new(&mut *w), &head, &p.messages)?;
+            }
+        }
+        Format::Json | Format::Llm => {
+            let llm = (format == Format::Llm).then(|| session.dialect().llm_messages(p));
+            serde_json::to_writer_pretty(&mut *w, &document(session, p, llm, system))?;
+            writeln!(w)?;
+        }
+        Format::Openai | Format::Anthropic => {
+            let llm = session.dialect().llm_messages(p);
+            let model = model_ref(p);
+            let body = if format == Format::Openai {
+                wire::openai_request(&llm, &model)
+            } else {
+                // Some Anthropic models carry the requested effort inside `messages`.
+                let thinking_level = p.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string);
+                wire::anthropic_request_with(&llm, &model, &wire::RequestOptions { thinking_level })
+            };
+            serde_json::to_writer_pretty(&mut *w, &body)?;
+            writeln!(w)?;
+        }
+    }
+    Ok(())
+}
+
+/// `--entries`: the raw lines of the path's entries, root first, byte for byte.
+pub fn write_entries(w: &mut dyn Write, session: &Session, path: &[EntryIdx]) -> std::io::Result<()> {
+    for &i in path {
+        w.write_all(session.raw_line(i))?;
+        w.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+fn model_name(p: &Projection) -> Option<String> {
+    let m = p.model.as_ref()?;
+    let s = |k| js::to_js_string(m.get(k));
+    Some(format!("{}/{}", s("provider"), s("modelId")))
+}
+
+fn model_ref(p: &Projection) -> ModelRef {
+    let get = |k: &str| p.model.as_ref().and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
+    ModelRef { provider: get("provider"), id: get("modelId") }
+}
+
+/// The replayed system prompt and tool names, for `--system` in text formats.
+fn system_view(messages: &[Value]) -> (String, Vec<String>) {
+    let tools = system::current_tools(messages).iter().map(|t| js::to_js_string(t.get("name"))).collect();
+    (system::current_system_prompt(messages), tools)
+}
+
+/// The `--format json|llm` document (versioned; see README "JSON output"). Serialized
+/// straight from borrowed parts: a 1 GB session's path has hundreds of thousands of ids.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PathDocument<'a> {
+    version: u32,
+    session: SessionJson<'a>,
+    leaf_id: Value,
+    leaf_line: Option<crate::session::LineNo>,
+    model: &'a Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_level: &'a Option<Value>,
+    path_ids: PathIds<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Value>,
+    messages: Cow<'a, [Value]>,
+}
+
+/// Ids of the path's entries, serialized without copying them.
+struct PathIds<'a>(&'a Session<'a>, &'a [EntryIdx]);
+
+impl Serialize for PathIds<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = ser.serialize_seq(Some(self.1.len()))?;
+        for &i in self.1 {
+            match self.0.id_str(i) {
+                Some(id) => seq.serialize_element(id)?,
+                None => seq.serialize_element(&self.0.id_value(i))?,
+            }
+        }
+        seq.end()
+    }
+}
+
+fn document<'a>(
+    session: &'a Session,
+    p: &'a Projection,
+    llm: Option<Vec<Value>>,
+    with_system: bool,
+) -> PathDocument<'a> {
+    let system = with_system.then(|| {
+        json!({
+            "prompt": system::current_system_prompt(&p.messages),
+            "tools": system::current_tools(&p.messages),
+            "replayed": system::current_system_message(&p.messages),
+        })
+    });
+    PathDocument {
+        version: 1,
+        session: SessionJson::of(session),
+        leaf_id: p.leaf.map_or(Value::Null, |l| session.id_value(l)),
+        leaf_line: p.leaf.map(|l| session.entries[l].line),
+        model: &p.model,
+        thinking_level: &p.thinking_level,
+        // pi's getBranch(leafId) starts from the leaf's id: a leaf without one (a last line
+        // that is JSON but no object) gives an empty branch, though the context is built
+        // from it.
+        path_ids: PathIds(session, if p.leaf.is_some_and(|l| session.id(l).is_none()) { &[] } else { &p.path }),
+        system,
+        messages: match llm {
+            Some(m) => Cow::Owned(m),
+            None => Cow::Borrowed(&p.messages),
+        },
+    }
+}

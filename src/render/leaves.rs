@@ -1,0 +1,225 @@
+//! `pisces leaves` for people (a table) and programs (a versioned JSON document).
+
+use std::io::Write;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::json::SessionJson;
+use super::table::{self, dollars, short_id, thousands, Column};
+use super::Ui;
+use crate::session::leaves::{Leaf, Model, Reply};
+use crate::session::usage::Totals;
+use crate::session::{js, EntryIdx, LineNo, Session};
+
+/// `2026-11-29 19:18` (UTC), or `?`.
+fn minute(ms: Option<f64>) -> String {
+    match ms {
+        Some(ms) => {
+            let iso = js::iso_string(ms as i64);
+            iso.get(..16).map_or(iso.clone(), |s| s.replacen('T', " ", 1))
+        }
+        None => "?".into(),
+    }
+}
+
+fn reply_text(r: &Reply) -> String {
+    let stop = js::to_js_string(Some(&r.stop_reason));
+    let text = r.text.trim();
+    let abnormal = matches!(stop.as_str(), "error" | "aborted" | "length");
+    let note = match (&r.error, abnormal) {
+        (Some(e), true) => format!("[{stop}: {e}]"),
+        (None, true) => format!("[{stop}]"),
+        _ => String::new(),
+    };
+    if !text.is_empty() {
+        return if note.is_empty() { text.to_string() } else { format!("{note} {text}") };
+    }
+    if !note.is_empty() {
+        return note;
+    }
+    if !r.tool_calls.is_empty() {
+        return format!("→ {}", r.tool_calls.join(", "));
+    }
+    format!("[{stop}]")
+}
+
+fn model_text(m: &Model) -> String {
+    format!("{}/{}", js::to_js_string(m.provider.as_ref()), js::to_js_string(m.model_id.as_ref()))
+}
+
+const COLUMNS: [Column; 9] = [
+    Column::fixed("id"),
+    Column::number("depth"),
+    Column::text("label", 24),
+    Column::text("last prompt", 48),
+    Column::text("last reply", 48),
+    Column::text("model", 32),
+    Column::fixed("time (UTC)"),
+    Column::number("tokens"),
+    Column::number("cost"),
+];
+
+pub fn write_text(w: &mut dyn Write, ui: &Ui, s: &Session, leaves: &[Leaf]) -> std::io::Result<()> {
+    let ids = sorted_ids(s);
+    let default = s.default_leaf();
+    let rows: Vec<Vec<String>> = leaves
+        .iter()
+        .map(|l| {
+            let mark = if Some(l.entry) == default { "@" } else { " " };
+            let label = match &l.label {
+                Some((_, text, 0)) => text.clone(),
+                Some((_, text, up)) => format!("{text} ({up} up)"),
+                None => String::new(),
+            };
+            vec![
+                format!("{mark} {}", short(s, l.entry, &ids)),
+                l.depth.to_string(),
+                label,
+                l.prompt.as_ref().map_or(String::new(), |(_, p)| p.clone()),
+                l.reply.as_ref().map_or(String::new(), reply_text),
+                l.model.as_ref().map_or(String::new(), model_text),
+                minute(s.time(l.entry)),
+                thousands(l.totals.tokens()),
+                dollars(l.totals.cost),
+            ]
+        })
+        .collect();
+    table::write_table(w, ui, &COLUMNS, &rows)
+}
+
+/// The shortest unique prefix of the entry's id; `#N` for an entry without a string id,
+/// or whose id a later entry took (the id names that one).
+fn short(s: &Session, i: EntryIdx, sorted_ids: &[&str]) -> String {
+    let e = &s.entries[i];
+    match s.id_str(i) {
+        Some(id) if !e.shadowed => short_id(id, sorted_ids, 4),
+        _ => format!("#{}", e.line),
+    }
+}
+
+/// Every id of the session, sorted (for short ids).
+fn sorted_ids<'s>(s: &'s Session) -> Vec<&'s str> {
+    let mut ids: Vec<&str> = s.ids().map(|(id, _)| id).collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// `leaves --format json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LeavesDocument<'s> {
+    version: u32,
+    session: SessionJson<'s>,
+    default_leaf_id: Value,
+    leaves: Vec<LeafJson<'s>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LeafJson<'s> {
+    id: Value,
+    short_id: String,
+    line: LineNo,
+    is_default: bool,
+    depth: usize,
+    timestamp: Option<Value>,
+    time: Option<Value>,
+    label: Option<LabelJson<'s>>,
+    last_user_prompt: Option<PromptJson<'s>>,
+    last_assistant: Option<ReplyJson<'s>>,
+    model: Option<&'s Model>,
+    usage: UsageJson,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LabelJson<'s> {
+    text: &'s str,
+    entry_id: Value,
+    distance: usize,
+}
+
+#[derive(Serialize)]
+struct PromptJson<'s> {
+    id: Value,
+    text: &'s str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReplyJson<'s> {
+    id: Value,
+    text: &'s str,
+    stop_reason: &'s Value,
+    tool_calls: &'s [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'s str>,
+}
+
+/// Token counts as JS numbers (integers print without a fraction), and the cost.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageJson {
+    input: Value,
+    output: Value,
+    cache_read: Value,
+    cache_write: Value,
+    total_tokens: Value,
+    tokens: Value,
+    cost: f64,
+}
+
+impl UsageJson {
+    pub fn of(t: &Totals) -> UsageJson {
+        UsageJson {
+            input: js::number(t.input),
+            output: js::number(t.output),
+            cache_read: js::number(t.cache_read),
+            cache_write: js::number(t.cache_write),
+            total_tokens: js::number(t.total_tokens),
+            tokens: js::number(t.tokens()),
+            cost: t.cost,
+        }
+    }
+}
+
+pub fn write_json(w: &mut dyn Write, s: &Session, leaves: &[Leaf]) -> std::io::Result<()> {
+    let ids = sorted_ids(s);
+    let doc = LeavesDocument {
+        version: 1,
+        session: SessionJson::of(s),
+        default_leaf_id: s.default_leaf().map_or(Value::Null, |d| s.id_value(d)),
+        leaves: leaves.iter().map(|l| leaf_json(s, l, &ids)).collect(),
+    };
+    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    writeln!(w)
+}
+
+fn leaf_json<'s>(s: &Session, l: &'s Leaf, ids: &[&str]) -> LeafJson<'s> {
+    let raw = s.parse(l.entry).ok();
+    LeafJson {
+        id: s.id_value(l.entry),
+        short_id: short(s, l.entry, ids),
+        line: s.entries[l.entry].line,
+        is_default: s.default_leaf() == Some(l.entry),
+        depth: l.depth,
+        timestamp: raw.as_ref().and_then(|v| v.get("timestamp").cloned()),
+        time: s.time(l.entry).map(js::number),
+        label: l.label.as_ref().map(|(at, text, above)| LabelJson {
+            text,
+            entry_id: s.id_value(*at),
+            distance: *above,
+        }),
+        last_user_prompt: l.prompt.as_ref().map(|(i, text)| PromptJson { id: s.id_value(*i), text }),
+        last_assistant: l.reply.as_ref().map(|r: &Reply| ReplyJson {
+            id: s.id_value(r.entry),
+            text: &r.text,
+            stop_reason: &r.stop_reason,
+            tool_calls: &r.tool_calls,
+            error_message: r.error.as_deref(),
+        }),
+        model: l.model.as_ref(),
+        usage: UsageJson::of(&l.totals),
+    }
+}

@@ -1,0 +1,164 @@
+//! The seam between pisces and the agents whose sessions it reads.
+//!
+//! A [`Format`] is one agent's way of writing sessions. It says whether a file is its own
+//! ([`Format::sniff`], from the content: never from the file name, since another agent may
+//! write a header identical to pi's in front of a log that is not a tree), and reads the
+//! file into the common index ([`Format::load`], which returns a [`Session`]). Each loaded
+//! session carries its format's [`Dialect`]: what the format alone knows how to do with its
+//! entries (read one whole, build the context its agent sends to the model, the text of a
+//! tree row, the usage of a reply, write a fork or an appended entry).
+//!
+//! Commands never ask which format a session is in: they call the session and its dialect,
+//! and a dialect that cannot do something says so with [`Unsupported`], which commands
+//! print as it is. Adding a format is one module implementing these two traits and one
+//! line in the registry (`crate::formats::all`); ARCHITECTURE.md walks through it.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde_json::Value;
+
+use super::entry::{EntryIdx, LineNo};
+use super::index::Session;
+use super::projection::Projection;
+use super::rows::Rows;
+use super::usage::Totals;
+use super::{LoadError, Source};
+
+/// What a format is called.
+#[derive(Debug)]
+pub struct FormatInfo {
+    /// Its name in messages and JSON (`"format"`): `pi`.
+    pub name: &'static str,
+    /// The agent that writes it, as its users call it: `pi`.
+    pub agent: &'static str,
+}
+
+/// How sure a format is that a file is its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fit {
+    No,
+    /// The start looks like it (a JSONL object), nothing says it is another agent's.
+    Maybe,
+    /// Its own marks are there (pi: a `session` header with a string id first).
+    Yes,
+}
+
+/// How many bytes of a file sniffing looks at.
+pub const SNIFF_BYTES: usize = 64 << 10;
+
+/// One agent's session format.
+pub trait Format: Sync {
+    fn info(&self) -> &'static FormatInfo;
+
+    /// Whether `head` (the first [`SNIFF_BYTES`] of the file, or all of it) is this
+    /// format's.
+    fn sniff(&self, head: &[u8]) -> Fit;
+
+    /// Reads the file into the common index. `exclude` names lines to treat as malformed
+    /// (see [`super::open`]: a line that the validator passed but that does not parse).
+    fn load<'a>(&'static self, source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError>;
+}
+
+/// What the format alone knows how to do with one loaded session.
+pub trait Dialect: Send + Sync {
+    fn info(&self) -> &'static FormatInfo;
+
+    /// Entry `i` whole, as its agent holds it in memory (pi: with its in-memory
+    /// migrations of old versions applied).
+    fn entry(&self, s: &Session, i: EntryIdx) -> Result<Value, Unreadable>;
+
+    /// The entry's time in ms since the epoch (`None`: it has none, or not a date).
+    fn time(&self, s: &Session, i: EntryIdx) -> Option<f64>;
+
+    /// `user: fix the tests`, `[compaction: 12k tokens]`, …: a one-line description of
+    /// the entry (candidate lists and error messages), cut to `max` characters.
+    fn preview(&self, s: &Session, i: EntryIdx, max: usize) -> String;
+
+    /// The context the agent sends to its model at `leaf` (`None`: before the first entry).
+    fn project(&self, s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable>;
+
+    /// A projection's messages as the agent hands them to its model's API layer (pi:
+    /// `convertToLlm`).
+    fn llm_messages(&self, p: &Projection) -> Vec<Value>;
+
+    /// What the tree shows of each entry.
+    fn rows<'s>(&self, s: &'s Session, need: RowNeed) -> Result<Box<dyn Rows + 's>, Unreadable>;
+
+    /// The tokens and cost entry `i` adds to its path (each model response counted once).
+    fn usage(&self, s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable>;
+
+    /// Writing into this format: forks, and entries appended to the file.
+    fn writer(&self) -> Result<&dyn super::write::Writer, Unsupported>;
+
+    /// What `pisces check` finds that only this format's shapes show (loading's own
+    /// diagnostics are added by the caller).
+    fn findings(&self, s: &Session) -> Vec<super::check::Finding>;
+}
+
+/// What the tree needs read from each entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowNeed {
+    /// Only user messages are shown (and only their texts are needed).
+    pub user_only: bool,
+    /// Searchable text, for `--search`.
+    pub search: bool,
+}
+
+/// An entry that pisces cannot read whole.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{file}:{line}: entry {entry} cannot be read: {why}")]
+pub struct Unreadable {
+    pub file: String,
+    pub line: LineNo,
+    /// The entry's id, or `#LINE`.
+    pub entry: String,
+    pub why: String,
+    /// The validator passed the line but the parser did not: pi would skip it, so the
+    /// session is read again without it (see [`super::open`]).
+    pub skip: bool,
+}
+
+impl Unreadable {
+    pub fn at(s: &Session, i: EntryIdx, why: impl Into<String>) -> Unreadable {
+        Unreadable {
+            file: s.file.clone(),
+            line: s.entries[i].line,
+            entry: s.display_id(i).into_owned(),
+            why: why.into(),
+            skip: false,
+        }
+    }
+}
+
+/// Something a format cannot do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    pub format: &'static str,
+    /// What was asked: `appending entries`, `forking`.
+    pub what: &'static str,
+    /// What to do instead, when there is something.
+    pub hint: Option<&'static str>,
+}
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{} is not supported for {} sessions", self.what, self.format)
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+/// The format of `source`, among `formats`: the surest fit, the first of equals.
+pub fn detect(source: &Source, formats: &[&'static dyn Format]) -> Option<&'static dyn Format> {
+    let bytes = source.bytes();
+    let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    let mut best: Option<(Fit, &'static dyn Format)> = None;
+    for &f in formats {
+        let fit = f.sniff(head);
+        if fit > Fit::No && best.is_none_or(|(b, _)| fit > b) {
+            best = Some((fit, f));
+        }
+    }
+    best.map(|(_, f)| f)
+}

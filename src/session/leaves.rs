@@ -1,0 +1,158 @@
+//! Every branch tip of a session (`pisces leaves`): what happened on each one's path.
+
+use serde_json::Value;
+
+use super::format::Unreadable;
+use super::system::content_text;
+use super::usage::Totals;
+use super::{js, EntryIdx, EntryType, Role, Session};
+
+/// What one leaf's path holds.
+pub struct Leaf {
+    pub entry: EntryIdx,
+    pub depth: usize,
+    /// The labelled entry (the leaf or its nearest labelled ancestor), its label, and how
+    /// many entries above the leaf it is.
+    pub label: Option<(EntryIdx, String, usize)>,
+    pub prompt: Option<(EntryIdx, String)>,
+    pub reply: Option<Reply>,
+    /// The last `model_change` or assistant message on the path.
+    pub model: Option<Model>,
+    pub totals: Totals,
+}
+
+/// The last assistant reply on a leaf's path.
+pub struct Reply {
+    pub entry: EntryIdx,
+    pub text: String,
+    pub stop_reason: Value,
+    pub error: Option<String>,
+    pub tool_calls: Vec<String>,
+}
+
+/// A model as pi names it.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    pub provider: Option<Value>,
+    pub model_id: Option<Value>,
+}
+
+/// Per entry, facts accumulated from the root down.
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    depth: u32,
+    user: Option<EntryIdx>,
+    assistant: Option<EntryIdx>,
+    model: Option<EntryIdx>,
+    label: Option<EntryIdx>,
+    totals: Totals,
+}
+
+/// Walks every leaf's path once (facts of shared ancestors are computed once) and
+/// gathers each leaf's row, sorted by time, oldest first (undated leaves last, in file
+/// order).
+pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
+    let n = s.entries.len();
+    let mut acc: Vec<Option<Acc>> = vec![None; n];
+    let leaves = s.leaves();
+    let mut stack = Vec::new();
+    for &leaf in &leaves {
+        let mut cur = Some(leaf);
+        while let Some(c) = cur {
+            if acc[c.get()].is_some() {
+                break;
+            }
+            stack.push(c);
+            cur = s.parent(c);
+        }
+        while let Some(c) = stack.pop() {
+            let base = s.parent(c).and_then(|p| acc[p.get()]);
+            let mut a = base.unwrap_or_default();
+            if base.is_some() {
+                a.depth += 1;
+            }
+            let e = &s.entries[c];
+            match (e.kind, e.role) {
+                (EntryType::Message, Role::User) => a.user = Some(c),
+                (EntryType::Message, Role::Assistant) => {
+                    a.assistant = Some(c);
+                    a.model = Some(c);
+                }
+                (EntryType::ModelChange, _) => a.model = Some(c),
+                _ => {}
+            }
+            if s.label_at(c).is_some() {
+                a.label = Some(c);
+            }
+            if let Some(u) = s.dialect().usage(s, c)? {
+                a.totals.add(&u);
+            }
+            acc[c.get()] = Some(a);
+        }
+    }
+    let mut rows = Vec::with_capacity(leaves.len());
+    for &leaf in &leaves {
+        let Some(a) = acc[leaf.get()] else { continue };
+        let label = a.label.and_then(|l| {
+            let text = s.label_at(l)?.text.clone();
+            let above = a.depth - acc[l.get()]?.depth;
+            Some((l, text, above as usize))
+        });
+        let prompt = match a.user {
+            Some(u) => {
+                let v = s.parse(u)?;
+                Some((u, content_text(v.get("message").and_then(|m| m.get("content")))))
+            }
+            None => None,
+        };
+        let reply = match a.assistant {
+            Some(r) => {
+                let v = s.parse(r)?;
+                let m = v.get("message").cloned().unwrap_or(Value::Null);
+                let tool_calls = m
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+                    .map(|b| js::to_js_string(b.get("name")))
+                    .collect();
+                Some(Reply {
+                    entry: r,
+                    text: content_text(m.get("content")),
+                    stop_reason: m.get("stopReason").cloned().unwrap_or(Value::Null),
+                    error: m.get("errorMessage").map(|e| js::to_js_string(Some(e))),
+                    tool_calls,
+                })
+            }
+            None => None,
+        };
+        let model = match a.model {
+            Some(m) => {
+                let v = s.parse(m)?;
+                let (provider, model_id) = if s.entries[m].kind == EntryType::ModelChange {
+                    (v.get("provider").cloned(), v.get("modelId").cloned())
+                } else {
+                    let msg = v.get("message");
+                    (msg.and_then(|m| m.get("provider")).cloned(), msg.and_then(|m| m.get("model")).cloned())
+                };
+                Some(Model { provider, model_id })
+            }
+            None => None,
+        };
+        rows.push(Leaf { entry: leaf, depth: a.depth as usize, label, prompt, reply, model, totals: a.totals });
+    }
+    // Oldest first; a leaf without a valid timestamp goes last. The sort is stable, so
+    // equal times keep file order.
+    let times: Vec<Option<f64>> = rows.iter().map(|r| s.time(r.entry)).collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| match (times[a], times[b]) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    let mut rows: Vec<Option<Leaf>> = rows.into_iter().map(Some).collect();
+    Ok(order.into_iter().map(|k| rows[k].take().expect("each once")).collect())
+}

@@ -1,0 +1,162 @@
+//! The one way a command reads its sessions: [`read`].
+//!
+//! It opens each file, finds its format, loads it, and runs the command's step on the
+//! loaded sessions (REVs are resolved inside the step, on the index of this very load).
+//! Then:
+//!
+//! * an entry that the validator passed but that does not parse whole
+//!   ([`Unreadable::skip`]; the tests find none, but the two are different code) makes
+//!   the session load again with that line treated as malformed, as pi skips it;
+//! * a file that changed while it was read ([`Source::changed`]: another process shrank
+//!   or rewrote it) is opened and read again;
+//!
+//! at most [`ATTEMPTS`] times, after which the last error is returned. Before the step
+//! writes anything it calls [`Reading::start_output`], which reports the sessions'
+//! diagnostics (once, for the load that is used) and checks the files once more; after
+//! that no attempt is repeated, and a file that changed while the output was written is
+//! an error that says so.
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+
+use super::entry::LineNo;
+use super::format::{detect, Format, Unreadable};
+use super::{LoadError, Session, Source};
+
+/// How many times a read is tried before its error stands.
+pub const ATTEMPTS: usize = 5;
+
+/// A file changed while pisces read it, every time it was read.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: the file changed while pisces read it{}", if *.during_output { ", after the output had started: the output above may be wrong" } else { "" })]
+pub struct Changed {
+    pub file: String,
+    pub attempts: usize,
+    /// It changed after the output started.
+    pub during_output: bool,
+}
+
+impl crate::exit::Hint for Changed {
+    fn hint(&self) -> Option<String> {
+        Some(format!(
+            "another program rewrote or shortened it while it was read ({} time{}); run the command again when it is done",
+            self.attempts,
+            if self.attempts == 1 { "" } else { "s" }
+        ))
+    }
+}
+
+/// Loads `source` with the format that recognizes it (the first of `formats` when none
+/// does, so that its reader says what is wrong).
+pub fn load<'a>(
+    source: &'a Source,
+    formats: &[&'static dyn Format],
+    exclude: &BTreeSet<LineNo>,
+) -> Result<Session<'a>, LoadError> {
+    let format =
+        detect(source, formats).or_else(|| formats.first().copied()).ok_or_else(|| LoadError::NotASession {
+            name: source.name.clone(),
+            line: None,
+            format: "known",
+            reason: "pisces knows no session format".into(),
+            hint: None,
+        })?;
+    format.load(source, exclude)
+}
+
+/// What a step may ask of the reading in progress.
+pub struct Reading<'r> {
+    sources: &'r [Source],
+    sessions: &'r [Session<'r>],
+    report: &'r mut dyn FnMut(&Session) -> anyhow::Result<()>,
+    started: Cell<bool>,
+    attempt: usize,
+}
+
+impl Reading<'_> {
+    /// Called by a step before it writes its output: reports the diagnostics of every
+    /// session (and fails under `--strict`, through the report), and makes sure the files
+    /// did not change until now (else the read is repeated).
+    pub fn start_output(&mut self) -> anyhow::Result<()> {
+        if self.started.get() {
+            return Ok(());
+        }
+        if let Some(s) = self.sources.iter().find(|s| s.changed()) {
+            return Err(Changed { file: s.name.clone(), attempts: self.attempt, during_output: false }.into());
+        }
+        for s in self.sessions {
+            (self.report)(s)?;
+        }
+        self.started.set(true);
+        Ok(())
+    }
+}
+
+/// Reads the sessions `open` yields (one or two: `diff --against`), and runs `step` on
+/// them, as the module docs describe. `report` prints a session's diagnostics.
+pub fn read<R>(
+    open: &dyn Fn() -> anyhow::Result<Vec<Source>>,
+    formats: &[&'static dyn Format],
+    report: &mut dyn FnMut(&Session) -> anyhow::Result<()>,
+    mut step: impl FnMut(&[Session], &mut Reading) -> anyhow::Result<R>,
+) -> anyhow::Result<R> {
+    let mut sources = open()?;
+    let mut exclude: Vec<BTreeSet<LineNo>> = vec![BTreeSet::new(); sources.len()];
+    let mut last_error = None;
+    for attempt in 1..=ATTEMPTS {
+        if attempt > 1 && sources.iter().any(Source::changed) {
+            // Read the files again (standard input never changes, so it is never re-read).
+            sources = open()?;
+        }
+        let mut sessions = Vec::with_capacity(sources.len());
+        for (k, source) in sources.iter().enumerate() {
+            match load(source, formats, &exclude[k]) {
+                Ok(s) => sessions.push(s),
+                // A file cut short under the read can look like any broken file.
+                Err(_) if source.changed() => break,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if sessions.len() < sources.len() {
+            last_error = Some(changed(&sources, attempt));
+            continue;
+        }
+        let mut reading = Reading {
+            sources: &sources,
+            sessions: &sessions,
+            report: &mut *report,
+            started: Cell::new(false),
+            attempt,
+        };
+        let result = step(&sessions, &mut reading);
+        let started = reading.started.get();
+        if let Some(s) = sources.iter().find(|s| s.changed()) {
+            if started {
+                return Err(Changed { file: s.name.clone(), attempts: attempt, during_output: true }.into());
+            }
+            last_error = Some(changed(&sources, attempt));
+            continue;
+        }
+        let e = match result {
+            Err(e) if !started => e,
+            other => return other,
+        };
+        // A line pi would skip: read that file again without it (a line is skipped once,
+        // so this ends).
+        if let Some(u) = e.chain().find_map(|c| c.downcast_ref::<Unreadable>()).filter(|u| u.skip) {
+            if let Some(k) = sessions.iter().position(|s| s.file == u.file) {
+                if exclude[k].insert(u.line) {
+                    last_error = Some(e);
+                    continue;
+                }
+            }
+        }
+        return Err(e);
+    }
+    Err(last_error.unwrap_or_else(|| anyhow::anyhow!("the sessions could not be read")))
+}
+
+fn changed(sources: &[Source], attempts: usize) -> anyhow::Error {
+    let file = sources.iter().find(|s| s.changed()).map_or_else(String::new, |s| s.name.clone());
+    Changed { file, attempts, during_output: false }.into()
+}

@@ -1,0 +1,94 @@
+//! What a format tells the tree about each entry: its one-line text, the tool calls it
+//! makes (a tool result's row names its call), and the quirks of its agent's tree.
+
+use std::borrow::Cow;
+
+use rustc_hash::FxHashMap as HashMap;
+use serde_json::value::RawValue;
+
+use super::entry::EntryIdx;
+
+/// How a piece of a row's text looks in pi's theme (`render::tree` maps these to colors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    /// `user: ` (pi: accent).
+    User,
+    /// `assistant: ` (pi: success).
+    Assistant,
+    /// Tool rows (pi: muted).
+    Tool,
+    /// `(aborted)`, `(no content)` (pi: muted).
+    Muted,
+    /// An assistant's error message (pi: error).
+    Error,
+    /// `[system]`, `[bash]: …`, settings rows (pi: dim).
+    Dim,
+    /// `[compaction: …]` and `[branch summary]: ` (pi: borderAccent, warning).
+    Summary,
+    /// `[<customType>]: ` (pi: customMessageLabel).
+    Custom,
+}
+
+/// pi's one-line text of an entry: a head (`user: `, `[read: …]`) and a body.
+#[derive(Clone, Debug)]
+pub struct Text {
+    pub head: Cow<'static, str>,
+    pub head_tone: Tone,
+    pub body: String,
+    pub body_tone: Tone,
+}
+
+impl Text {
+    pub fn new(head: impl Into<Cow<'static, str>>, head_tone: Tone, body: String, body_tone: Tone) -> Text {
+        Text { head: head.into(), head_tone, body, body_tone }
+    }
+
+    pub fn whole(text: String, tone: Tone) -> Text {
+        Text::new(Cow::Owned(text), tone, String::new(), Tone::Plain)
+    }
+
+    /// Head and body as one string.
+    pub fn to_plain(&self) -> String {
+        format!("{}{}", self.head, self.body)
+    }
+}
+
+/// One tool call an entry makes (pi: a `toolCall` block of an assistant message).
+#[derive(Debug)]
+pub struct ToolCall<'a> {
+    pub id: Cow<'a, str>,
+    pub name: Cow<'a, str>,
+    pub arguments: Option<&'a RawValue>,
+}
+
+/// Where tool rows' paths are seen from: pi shows paths under the home directory as `~/…`,
+/// and resolves a relative home against its working directory.
+#[derive(Clone, Copy, Debug)]
+pub struct Paths<'p> {
+    pub home: &'p str,
+    pub cwd: &'p str,
+}
+
+/// The tool calls of the visible tree by call id (a later call with the same id wins).
+pub type CallMap<'c> = HashMap<&'c str, &'c ToolCall<'c>>;
+
+/// A format's rows: read once for the tree, asked per entry.
+pub trait Rows: Sync {
+    /// pi's quirk: an entry without a `parentId` key (not `null`: absent) hangs under the
+    /// last entry without an id. `false` for agents without it.
+    fn parent_undefined(&self, i: EntryIdx) -> bool;
+
+    /// An assistant reply the tree hides unless it is the leaf (pi: one that only called
+    /// tools).
+    fn hidden_unless_leaf(&self, i: EntryIdx) -> bool;
+
+    /// The tool calls entry `i` makes.
+    fn calls(&self, i: EntryIdx) -> &[ToolCall<'_>];
+
+    /// The row's text; `calls` finds the call a tool result answers.
+    fn text(&self, i: EntryIdx, calls: &CallMap, paths: &Paths) -> Text;
+
+    /// What `--search` matches against (with the entry's label, when it has one).
+    fn searchable(&self, i: EntryIdx, label: Option<&str>) -> String;
+}
