@@ -254,6 +254,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     starting.push(run::user_message(&prompt));
 
     let mut tool_ctx = ToolContext::new(&target.cwd);
+    tool_ctx.home = ctx.env.home.clone();
     tool_ctx.bash_timeout = args.bash_timeout.filter(|s| *s > 0.0).map(Duration::from_secs_f64);
     let session_id = target.header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
     tool_ctx.session_env = run::session_env(&session_id, target.writer.path(), &spec, &thinking);

@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use pisces::llm::testing::{anthropic_text, openai_text, RecordedRequest, Reply, ScriptedServer};
 
 use crate::agent_corpus::copy_into;
-use crate::common::{check, first_diff, pisces, stderr, testdata, TestResult};
+use crate::common::{check, first_diff, live_oracle, needing, pisces, stderr, testdata, TestResult, LIVE};
 
 /// The prompt every CI case sends.
 const PROMPT: &str = "Continue.";
@@ -80,18 +80,18 @@ pub fn trials() -> Vec<Trial> {
             Trial::test(name, move || continued_request_matches(&g))
         })
         .collect();
-    if std::env::var_os("PISCES_LIVE_ORACLE").is_some() {
-        for g in goldens() {
-            trials.push(Trial::test(format!("agent_payload::live/continued/{}", g.name), move || live_continued(&g)));
-        }
-        for (name, model, thinking) in LIVE_MODELS {
-            trials.push(Trial::test(format!("agent_payload::live/new-session/{name}"), move || {
-                live_new_session(model, thinking)
-            }));
-            trials.push(Trial::test(format!("agent_payload::live/corpus-branch/{name}"), move || {
-                live_corpus_branch(model, thinking)
-            }));
-        }
+    let live = live_oracle();
+    for g in goldens() {
+        let name = format!("agent_payload::live/continued/{}", g.name);
+        trials.push(needing(name, LIVE, live, move || live_continued(&g)));
+    }
+    for (name, model, thinking) in LIVE_MODELS {
+        trials.push(needing(format!("agent_payload::live/new-session/{name}"), LIVE, live, move || {
+            live_new_session(model, thinking)
+        }));
+        trials.push(needing(format!("agent_payload::live/corpus-branch/{name}"), LIVE, live, move || {
+            live_corpus_branch(model, thinking)
+        }));
     }
     trials
 }

@@ -105,3 +105,33 @@ pub fn stderr(out: &Output) -> String {
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A trial that needs something the machine may lack (`needs`: what, `present`: whether it
+/// is there). Without it the trial is listed as ignored, with what it needs in its name, so
+/// the run says what it did not test instead of passing silently.
+pub fn needing(
+    name: impl Into<String>,
+    needs: &str,
+    present: bool,
+    f: impl FnOnce() -> TestResult + Send + 'static,
+) -> libtest_mimic::Trial {
+    let name = name.into();
+    if present {
+        libtest_mimic::Trial::test(name, f)
+    } else {
+        libtest_mimic::Trial::test(format!("{name} (skipped: needs {needs})"), f).with_ignored_flag(true)
+    }
+}
+
+/// Whether a program runs here (`program --version` starts).
+pub fn has_program(program: &str) -> bool {
+    std::process::Command::new(program).arg("--version").output().is_ok()
+}
+
+/// What the live checks need (see tools/live-oracle.sh).
+pub const LIVE: &str = "PISCES_LIVE_ORACLE=1 and the pi oracle (tools/live-oracle.sh)";
+
+/// Whether the live checks against the real pi were asked for (`PISCES_LIVE_ORACLE=1`).
+pub fn live_oracle() -> bool {
+    std::env::var_os("PISCES_LIVE_ORACLE").is_some()
+}

@@ -36,11 +36,9 @@ pub fn trials() -> Vec<Trial> {
         let f = file.clone();
         trials.push(Trial::test(format!("diff::tree::{name}"), move || leaf_pairs_match_the_tree(&f)));
     }
-    trials.extend(
-        SNAPSHOTS
-            .iter()
-            .map(|&(name, args)| Trial::test(format!("diff::snapshot::{name}"), move || snapshot(name, args))),
-    );
+    trials.extend(SNAPSHOTS.iter().map(|&(name, args)| {
+        Trial::test(format!("diff::snapshot::{name}"), move || crate::snapshots::snapshot(name, args))
+    }));
     trials
 }
 
@@ -668,19 +666,3 @@ const SNAPSHOTS: &[(&str, &[&str])] = &[
         &["diff", "testdata/pi-1.6.0/22-two-fix-attempts.jsonl", "adbfcbd8", "@", "--stat", "--format", "json"],
     ),
 ];
-
-fn snapshot(name: &str, args: &[&str]) -> TestResult {
-    let out = pisces().current_dir(env!("CARGO_MANIFEST_DIR")).env("HOME", "/home/dev").args(args).output()?;
-    let text = format!(
-        "$ pisces {}\nexit: {:?}\n--- stdout\n{}--- stderr\n{}",
-        args.join(" "),
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cli/snapshots"));
-    settings.set_prepend_module_to_snapshot(false);
-    settings.bind(|| insta::assert_snapshot!(name, text));
-    Ok(())
-}

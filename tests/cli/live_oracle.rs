@@ -16,15 +16,13 @@ use serde_json::{json, Value};
 
 use pisces::llm::testing::{anthropic_text, anthropic_tool_call, Reply, ScriptedServer};
 
-use crate::common::{check, first_diff, pisces, run, stdout_json, TestResult};
+use crate::common::{check, first_diff, live_oracle, needing, pisces, run, stdout_json, TestResult, LIVE};
 
 pub fn trials() -> Vec<Trial> {
-    if std::env::var_os("PISCES_LIVE_ORACLE").is_none() {
-        return vec![];
-    }
+    let live = live_oracle();
     vec![
-        Trial::test("live_oracle::agent_sessions_open_in_pi", agent_sessions_open_in_pi),
-        Trial::test("live_oracle::json_events_and_session_as_pi_writes_them", json_events_as_pi),
+        needing("live_oracle::agent_sessions_open_in_pi", LIVE, live, agent_sessions_open_in_pi),
+        needing("live_oracle::json_events_and_session_as_pi_writes_them", LIVE, live, json_events_as_pi),
     ]
 }
 

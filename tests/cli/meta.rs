@@ -8,7 +8,29 @@ pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test("meta::every_command_has_examples", every_command_has_examples),
         Trial::test("meta::completions_for_every_shell", completions),
+        Trial::test("meta::every_test_file_is_registered", every_test_file_is_registered),
     ]
+}
+
+/// A file in tests/cli/ that main.rs does not declare (or whose trials it never adds)
+/// would compile nowhere and test nothing.
+fn every_test_file_is_registered() -> TestResult {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let main = std::fs::read_to_string(dir.join("main.rs"))?;
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(&dir)? {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".rs") else { continue };
+        if stem == "main" {
+            continue;
+        }
+        if !main.contains(&format!("mod {stem};")) {
+            missing.push(format!("{name}: no `mod {stem};` in main.rs"));
+        } else if stem != "common" && !main.contains(&format!("{stem}::")) {
+            missing.push(format!("{name}: main.rs never adds its trials"));
+        }
+    }
+    check(missing.is_empty(), || missing.join("\n"))
 }
 
 fn commands() -> Vec<String> {

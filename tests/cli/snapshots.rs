@@ -31,7 +31,9 @@ pub fn trials() -> Vec<Trial> {
     CASES.iter().map(|&(name, args)| Trial::test(format!("snapshots::{name}"), move || snapshot(name, args))).collect()
 }
 
-fn snapshot(name: &str, args: &[&str]) -> TestResult {
+/// Runs `pisces ARGS` from the repository root with `HOME=/home/dev` and compares its
+/// stdout, stderr and exit status with the snapshot `name` (the one snapshot helper).
+pub fn snapshot(name: &str, args: &[&str]) -> TestResult {
     let out = pisces().current_dir(env!("CARGO_MANIFEST_DIR")).env("HOME", "/home/dev").args(args).output()?;
     let text = format!(
         "$ pisces {}\nexit: {:?}\n--- stdout\n{}--- stderr\n{}",

@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 
 use pisces::llm::testing::{anthropic_text, anthropic_tool_call, Reply, ScriptedServer};
 
-use crate::common::{first_diff, pisces, TestResult};
+use crate::common::{first_diff, live_oracle, needing, pisces, TestResult, LIVE};
 
 const MODEL: &str = "claude-sonnet-4-5";
 const ALL_TOOLS: &str = "read,bash,edit,write,grep,find,ls";
@@ -38,8 +38,11 @@ const ALL_TOOLS: &str = "read,bash,edit,write,grep,find,ls";
 const TEST_HOME: &str = "/nonexistent-home-for-tests";
 
 pub fn trials() -> Vec<Trial> {
-    if std::env::var_os("PISCES_LIVE_ORACLE").is_none() {
-        return vec![];
+    if !live_oracle() {
+        return scenarios()
+            .into_iter()
+            .map(|s| needing(format!("tools_live::{}", s.name), LIVE, false, || Ok(())))
+            .collect();
     }
     let search_missing = search_tools_missing();
     if let Some(why) = &search_missing {

@@ -199,15 +199,14 @@ fn is_unicode_space(c: char) -> bool {
 
 /// `resolveToCwd`: normalise Unicode spaces, strip a leading `@`, expand `~`, accept
 /// `file://` URLs, and resolve against `cwd` (Node's `path.resolve`: lexical, `..` folded).
-pub fn resolve_to_cwd(input: &str, cwd: &Path) -> PathBuf {
+pub fn resolve_to_cwd(input: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     let mut s: String = input.chars().map(|c| if is_unicode_space(c) { ' ' } else { c }).collect();
     if let Some(rest) = s.strip_prefix('@') {
         s = rest.to_string();
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
     let expanded: PathBuf = if s == "~" {
-        home.unwrap_or_else(|| PathBuf::from("~"))
-    } else if let (Some(rest), Some(h)) = (s.strip_prefix("~/"), home.as_ref()) {
+        home.map_or_else(|| PathBuf::from("~"), Path::to_path_buf)
+    } else if let (Some(rest), Some(h)) = (s.strip_prefix("~/"), home) {
         h.join(rest)
     } else if let Some(rest) = s.strip_prefix("file://") {
         PathBuf::from(percent_decode(rest))
@@ -257,9 +256,9 @@ pub fn normalize_lexically(p: &Path) -> PathBuf {
 /// `resolveReadPath`: the resolved path, or the first macOS variant of it that exists: the
 /// narrow no-break space before AM/PM (`/ (AM|PM)\./gi`), the NFD form, curly apostrophes,
 /// NFD with curly apostrophes.
-pub fn resolve_read_path(input: &str, cwd: &Path) -> PathBuf {
+pub fn resolve_read_path(input: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     use unicode_normalization::UnicodeNormalization;
-    let resolved = resolve_to_cwd(input, cwd);
+    let resolved = resolve_to_cwd(input, cwd, home);
     if resolved.exists() {
         return resolved;
     }
@@ -381,10 +380,10 @@ mod tests {
     #[test]
     fn paths() {
         let cwd = Path::new("/w/p");
-        assert_eq!(resolve_to_cwd("@src/a.rs", cwd), PathBuf::from("/w/p/src/a.rs"));
-        assert_eq!(resolve_to_cwd("../x", cwd), PathBuf::from("/w/x"));
-        assert_eq!(resolve_to_cwd("/etc/./hosts", cwd), PathBuf::from("/etc/hosts"));
-        assert_eq!(resolve_to_cwd(".", cwd), PathBuf::from("/w/p"));
+        assert_eq!(resolve_to_cwd("@src/a.rs", cwd, None), PathBuf::from("/w/p/src/a.rs"));
+        assert_eq!(resolve_to_cwd("../x", cwd, None), PathBuf::from("/w/x"));
+        assert_eq!(resolve_to_cwd("/etc/./hosts", cwd, None), PathBuf::from("/etc/hosts"));
+        assert_eq!(resolve_to_cwd(".", cwd, None), PathBuf::from("/w/p"));
     }
 
     #[test]

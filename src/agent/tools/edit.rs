@@ -84,7 +84,7 @@ impl Tool for EditTool {
         if ctx.aborted() {
             return ToolOutput::error("Operation aborted");
         }
-        let abs = resolve_to_cwd(path, &ctx.cwd);
+        let abs = resolve_to_cwd(path, &ctx.cwd, ctx.home.as_deref());
         // access(R_OK | W_OK) first: a missing or read-only file cannot be edited. A
         // directory passes it, and reading it then fails with Node's own message.
         let access = std::fs::metadata(&abs).and_then(|m| {

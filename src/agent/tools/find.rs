@@ -32,7 +32,11 @@ impl Tool for FindTool {
         if ctx.aborted() {
             return ToolOutput::error("Operation aborted");
         }
-        let search = resolve_to_cwd(arg_str(args, "path").filter(|p| !p.is_empty()).unwrap_or("."), &ctx.cwd);
+        let search = resolve_to_cwd(
+            arg_str(args, "path").filter(|p| !p.is_empty()).unwrap_or("."),
+            &ctx.cwd,
+            ctx.home.as_deref(),
+        );
         let limit = effective_limit(arg_f64(args, "limit"), 1000.0);
         if !search.is_dir() {
             // What pi shows: fd's own complaint (pi runs fd; pi-reference's `Path not found`

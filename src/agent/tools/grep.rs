@@ -73,7 +73,11 @@ impl Tool for GrepTool {
             return ToolOutput::error("Operation aborted");
         }
         let pattern = arg_str(args, "pattern").unwrap_or("");
-        let search = resolve_to_cwd(arg_str(args, "path").filter(|p| !p.is_empty()).unwrap_or("."), &ctx.cwd);
+        let search = resolve_to_cwd(
+            arg_str(args, "path").filter(|p| !p.is_empty()).unwrap_or("."),
+            &ctx.cwd,
+            ctx.home.as_deref(),
+        );
         let Ok(meta) = std::fs::metadata(&search) else {
             return ToolOutput::error(format!("Path not found: {}", search.display()));
         };

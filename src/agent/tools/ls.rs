@@ -30,7 +30,7 @@ impl Tool for LsTool {
             return ToolOutput::error("Operation aborted");
         }
         let path = arg_str(args, "path").filter(|p| !p.is_empty()).unwrap_or(".");
-        let dir = resolve_to_cwd(path, &ctx.cwd);
+        let dir = resolve_to_cwd(path, &ctx.cwd, ctx.home.as_deref());
         let limit = effective_limit(arg_f64(args, "limit"), DEFAULT_LIMIT);
         let Ok(meta) = std::fs::metadata(&dir) else {
             return ToolOutput::error(format!("Path not found: {}", dir.display()));

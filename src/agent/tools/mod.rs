@@ -34,6 +34,8 @@ pub const ALL_TOOLS: &[&str] = &["read", "bash", "edit", "write", "grep", "find"
 pub struct ToolContext {
     /// The session's cwd: relative paths resolve against it, bash runs in it.
     pub cwd: PathBuf,
+    /// The home directory `~` stands for in tool paths (`None`: `~` is kept as it is).
+    pub home: Option<PathBuf>,
     /// Set by Ctrl-C / Esc: a running tool stops and fails with `Operation aborted`
     /// (bash: `Command aborted`, after killing its process group).
     pub abort: Arc<AtomicBool>,
@@ -58,6 +60,7 @@ impl ToolContext {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         ToolContext {
             cwd: cwd.into(),
+            home: None,
             abort: Arc::new(AtomicBool::new(false)),
             bash_timeout: None,
             temp_dir: std::env::temp_dir(),

@@ -40,7 +40,7 @@ impl Tool for ReadTool {
         let path = arg_str(args, "path").unwrap_or("");
         let offset = arg_f64(args, "offset");
         let limit = arg_f64(args, "limit");
-        let abs = resolve_read_path(path, &ctx.cwd);
+        let abs = resolve_read_path(path, &ctx.cwd, ctx.home.as_deref());
         let bytes = match std::fs::File::open(&abs).and_then(|mut f| {
             let mut b = Vec::new();
             f.read_to_end(&mut b).map(|_| b)

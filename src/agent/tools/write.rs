@@ -31,7 +31,7 @@ impl Tool for WriteTool {
         if ctx.aborted() {
             return ToolOutput::error("Operation aborted");
         }
-        let abs = resolve_to_cwd(path, &ctx.cwd);
+        let abs = resolve_to_cwd(path, &ctx.cwd, ctx.home.as_deref());
         if let Some(dir) = abs.parent() {
             if let Err(e) = std::fs::create_dir_all(dir) {
                 return ToolOutput::error(node_fs_error(&e, "mkdir", dir));
