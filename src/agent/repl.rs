@@ -258,11 +258,18 @@ impl Repl {
             leaf: self.leaf_of(&session),
             home: self.env.pi_home(),
             cwd: self.env.cwd_string(),
+            cycle_roots: true,
         };
         let rows = view::read_rows(&session, &opts)?;
         let view = view::build(&session, rows.as_ref(), &opts);
         let mut out = std::io::stdout().lock();
-        let topts = TextOptions { width: self.ui.width, ids: true, time: false, compact: false };
+        let topts = TextOptions {
+            width: self.ui.width,
+            ids: true,
+            time: false,
+            compact: false,
+            max_levels: Some(crate::render::tree::MAX_LEVELS),
+        };
         draw::write_text(&mut out, &self.ui, &session, &view, &topts)?;
         out.flush()?;
         Ok(())

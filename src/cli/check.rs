@@ -53,6 +53,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let mut inputs: Vec<(String, Input)> = Vec::new();
     let mut err = std::io::stderr().lock();
     for arg in &args.sessions {
+        if arg.is_empty() {
+            return Err(crate::session::locate::LocateError::Empty.into());
+        }
         let path = Path::new(arg);
         if path.is_dir() {
             let walk = walk_sessions(path);

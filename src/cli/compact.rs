@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{append_target, pi_config, read_one, session_json, Ctx, ExitStatus, ModelArgs};
 use crate::llm::StreamEvent;
-use crate::render::{self, sanitize};
+use crate::render::{self, sanitize, Safe};
 use crate::session::{rev, system, Session};
 use crate::summarize::compaction::{self, Plan, Preparation, Settings};
 use crate::summarize::model::{open_provider, ModelFacts};
@@ -159,8 +159,9 @@ fn write_dry_run(args: &Args, s: &Session, plan: &Plan, facts: &ModelFacts) -> a
             writeln!(out)?;
         }
         Format::Text => {
+            // Plain text for people: all of it through the terminal filter.
             let window = (facts.window, facts.window_source.as_str());
-            render::compact::write_plan(&mut out, s, plan, custom, thinking.as_deref(), window)?;
+            render::compact::write_plan(&mut Safe::new(&mut out), s, plan, custom, thinking.as_deref(), window)?;
         }
     }
     out.flush()?;

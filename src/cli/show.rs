@@ -2,12 +2,10 @@
 
 use std::io::{BufWriter, Write};
 
-use clap::ValueEnum;
-use serde_json::Value;
-
 use super::{read_one, Ctx, ExitStatus};
-use crate::render::entry;
-use crate::session::{rev, EntryIdx};
+use crate::render::entry::{self, Shown};
+use crate::session::rev;
+use clap::ValueEnum;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -58,8 +56,17 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         let mut picked = Vec::with_capacity(args.revs.len());
         for r in &args.revs {
             let i = rev::resolve(session, r)?;
-            // `--raw` prints the line whatever it holds; the readable forms need it whole.
-            let value = if args.raw { None } else { Some(session.parse(i)?) };
+            // `--raw` prints the line whatever it holds; an entry pisces cannot read whole
+            // is shown with what the index knows of it, and why.
+            let value = if args.raw {
+                Shown::Raw
+            } else {
+                match session.parse(i) {
+                    Ok(v) => Shown::Whole(v),
+                    Err(u) if !u.skip => Shown::Unreadable(u.why),
+                    Err(u) => return Err(u.into()),
+                }
+            };
             picked.push((i, value));
         }
         reading.start_output()?;
@@ -70,7 +77,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
                 out.write_all(b"\n")?;
             }
         } else {
-            let picked: Vec<(EntryIdx, Value)> = picked.into_iter().filter_map(|(i, v)| Some((i, v?))).collect();
             match args.format {
                 Format::Text => entry::write_entries(&mut out, &ctx.ui, session, &picked)?,
                 Format::Json => entry::write_json(&mut out, session, &picked)?,

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::{append_target, pi_config, read_one, session_json, Ctx, ExitStatus, ModelArgs};
 use crate::llm::{PiConfig, Provider, StreamEvent};
-use crate::render::sanitize;
+use crate::render::{sanitize, Safe};
 use crate::session::projection::Projection;
 use crate::session::{js, rev, EntryIdx, Session};
 use crate::summarize::branch::{self, Collected, NewLeaf, Prepared};
@@ -190,7 +190,11 @@ fn write_out(
     } else {
         plan.collected.entries.iter().map(|&i| s.id_value(i)).collect()
     };
-    let mut out = BufWriter::new(std::io::stdout().lock());
+    // Text is for people: all of it through the terminal filter; JSON keeps its bytes.
+    let mut out: Box<dyn Write> = match args.format {
+        Format::Text => Box::new(Safe::new(BufWriter::new(std::io::stdout().lock()))),
+        Format::Json => Box::new(BufWriter::new(std::io::stdout().lock())),
+    };
 
     if args.dry_run {
         let (read, modified) = plan.prepared.file_ops.file_lists();

@@ -82,6 +82,12 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub width: Option<usize>,
 
+    /// Draw exactly what pi's /tree draws: every gutter level however deep (rows of a deep
+    /// session get tens of thousands of columns wide; by default levels past 12 fold into
+    /// one `│×N`), and pi's quirks (a parent cycle without a root is not shown at all).
+    #[arg(long)]
+    pub pi_exact: bool,
+
     /// Output format: text (pi's drawing), json (the visible tree as data), dot (Graphviz).
     #[arg(long, short, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -135,6 +141,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             leaf,
             home: ctx.env.pi_home(),
             cwd: ctx.env.cwd_string(),
+            cycle_roots: !args.pi_exact,
         };
         let rows = view::read_rows(session, &opts)?;
         let view = view::build_focused(session, rows.as_ref(), opts, around, args.depth);
@@ -143,7 +150,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         match args.format {
             Format::Text => {
                 let width = args.width.or(ctx.ui.width);
-                let opts = TextOptions { width, ids: args.ids, time: args.time, compact: args.compact };
+                let opts = TextOptions {
+                    width,
+                    ids: args.ids,
+                    time: args.time,
+                    compact: args.compact,
+                    max_levels: (!args.pi_exact).then_some(draw::MAX_LEVELS),
+                };
                 draw::write_text(&mut out, &ctx.ui, session, &view, &opts)?;
             }
             Format::Json => {

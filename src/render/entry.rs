@@ -174,15 +174,37 @@ pub fn write_entry(w: &mut dyn Write, ui: &Ui, head: &EntryHead, entry: &Value, 
     }
 }
 
+/// What `show` has of an entry.
+pub enum Shown {
+    /// The entry whole.
+    Whole(Value),
+    /// Valid JSON pisces cannot read whole (too deep, a number beyond f64), and why.
+    Unreadable(String),
+    /// Only its line (`--raw`).
+    Raw,
+}
+
 /// `show`'s text: each entry, a blank line between them.
-pub fn write_entries(w: &mut dyn Write, ui: &Ui, session: &Session, picked: &[(EntryIdx, Value)]) -> io::Result<()> {
-    for (n, (i, value)) in picked.iter().enumerate() {
+pub fn write_entries(w: &mut dyn Write, ui: &Ui, session: &Session, picked: &[(EntryIdx, Shown)]) -> io::Result<()> {
+    for (n, (i, shown)) in picked.iter().enumerate() {
         if n > 0 {
             writeln!(w)?;
         }
-        let head = head(session, *i, value);
         let refs = Refs { session, line: session.entries[*i].line };
-        write_entry(w, ui, &head, value, &refs)?;
+        match shown {
+            Shown::Whole(value) => write_entry(w, ui, &head(session, *i, value), value, &refs)?,
+            Shown::Unreadable(why) => {
+                let mut head = head(session, *i, &Value::Null);
+                head.rows
+                    .push(("content".into(), format!("cannot be read by pisces: {why} (`--raw` prints the line)")));
+                let mut out = Out { w, ui, after_block: false };
+                out.title(Paint::Error, &format!("▍{}  {}", session.entries[*i].kind_label(), head.id))?;
+                for (k, v) in &head.rows {
+                    out.row(k, v)?;
+                }
+            }
+            Shown::Raw => {}
+        }
     }
     Ok(())
 }
@@ -208,7 +230,10 @@ struct ShownEntry<'s> {
     is_leaf: bool,
     is_default_leaf: bool,
     children: Vec<Value>,
-    entry: &'s Value,
+    /// `null` for an entry pisces cannot read whole (`unreadable` says why).
+    entry: Option<&'s Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreadable: Option<&'s str>,
 }
 
 #[derive(Serialize)]
@@ -218,10 +243,10 @@ struct ShownLabel<'s> {
     line: LineNo,
 }
 
-pub fn write_json(w: &mut dyn Write, session: &Session, picked: &[(EntryIdx, Value)]) -> io::Result<()> {
+pub fn write_json(w: &mut dyn Write, session: &Session, picked: &[(EntryIdx, Shown)]) -> io::Result<()> {
     let entries = picked
         .iter()
-        .map(|(i, entry)| {
+        .map(|(i, shown)| {
             let i = *i;
             let children: Vec<Value> = session.children(i).map(|c| session.id_value(c)).collect();
             ShownEntry {
@@ -237,7 +262,14 @@ pub fn write_json(w: &mut dyn Write, session: &Session, picked: &[(EntryIdx, Val
                 is_leaf: children.is_empty(),
                 is_default_leaf: session.default_leaf() == Some(i),
                 children,
-                entry,
+                entry: match shown {
+                    Shown::Whole(v) => Some(v),
+                    _ => None,
+                },
+                unreadable: match shown {
+                    Shown::Unreadable(why) => Some(why.as_str()),
+                    _ => None,
+                },
             }
         })
         .collect();

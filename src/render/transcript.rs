@@ -44,19 +44,14 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, head: &TranscriptHead, messages: &
         parts.push(format!("thinking {t}"));
     }
     parts.push(format!("{} message{}", messages.len(), if messages.len() == 1 { "" } else { "s" }));
-    writeln!(w, "{}", ui.paint(Paint::Dim, &parts.join(" · ")))?;
+    // Every part may come from the session (the file's name, the model): one sanitizing.
+    writeln!(w, "{}", ui.paint(Paint::Dim, &sanitize(&parts.join(" · "))))?;
     if let Some((prompt, tools)) = &head.system {
         writeln!(w)?;
         writeln!(w, "{}", ui.paint(Paint::System, "▍system prompt"))?;
         writeln!(w, "{}", sanitize(prompt))?;
-        writeln!(
-            w,
-            "{}",
-            ui.paint(
-                Paint::Dim,
-                &format!("tools: {}", if tools.is_empty() { "(none)".into() } else { tools.join(", ") })
-            )
-        )?;
+        let tools = if tools.is_empty() { "(none)".into() } else { tools.join(", ") };
+        writeln!(w, "{}", ui.paint(Paint::Dim, &sanitize(&format!("tools: {tools}"))))?;
     }
     for m in messages {
         writeln!(w)?;

@@ -30,7 +30,19 @@ pub struct TextOptions {
     pub time: bool,
     /// Collapse long single-child runs into `… N entries …` lines.
     pub compact: bool,
+    /// Draw at most this many levels of gutters whole; deeper rows show their outermost
+    /// and innermost levels and one `│×N` for the N levels between (`None`: every level, as
+    /// pi draws them).
+    pub max_levels: Option<usize>,
 }
+
+/// The default of [`TextOptions::max_levels`]: a row stays within ~45 columns of gutters
+/// however deep the session nests (a 1 GB session nests thousands of levels deep, and pi's
+/// rows there are tens of thousands of columns wide).
+pub const MAX_LEVELS: usize = 12;
+
+/// Levels kept whole on the outer side of a folded gutter; the rest are the innermost.
+const OUTER_LEVELS: usize = 3;
 
 /// `--compact` folds runs of at least this many rows.
 const MIN_RUN: usize = 3;
@@ -97,13 +109,16 @@ fn items(view: &TreeView, compact: bool) -> Vec<Item> {
 struct Painter<'v, 's> {
     view: &'v TreeView<'s>,
     prefix: String,
+    /// The prefix's width in columns.
+    width: usize,
     prefix_key: Option<(u32, u32)>,
     scratch: Vec<Option<bool>>,
+    max_levels: Option<usize>,
 }
 
 impl<'v, 's> Painter<'v, 's> {
-    fn new(view: &'v TreeView<'s>) -> Self {
-        Painter { view, prefix: String::new(), prefix_key: None, scratch: Vec::new() }
+    fn new(view: &'v TreeView<'s>, max_levels: Option<usize>) -> Self {
+        Painter { view, prefix: String::new(), width: 0, prefix_key: None, scratch: Vec::new(), max_levels }
     }
 
     /// pi's row prefix: `displayIndent` levels of three columns, each a gutter (`│  ` or
@@ -131,7 +146,25 @@ impl<'v, 's> Painter<'v, 's> {
             g = gutter.next;
         }
         let connector_level = if connector { display_indent as i64 - 1 } else { -1 };
+        // Levels drawn: all of them, or the outer and inner ones around a folded middle.
+        let folded = match self.max_levels {
+            Some(max) if levels > max => Some(OUTER_LEVELS..levels - (max - OUTER_LEVELS)),
+            _ => None,
+        };
+        self.width = 0;
         for level in 0..levels {
+            if let Some(middle) = &folded {
+                if middle.contains(&level) {
+                    if level == middle.start {
+                        let lines = self.scratch[middle.clone()].contains(&Some(true));
+                        let mark = format!("{}×{} ", if lines { '│' } else { ' ' }, middle.len());
+                        self.width += mark.chars().count();
+                        self.prefix.push_str(&mark);
+                    }
+                    continue;
+                }
+            }
+            self.width += 3;
             match self.scratch[level] {
                 Some(true) => self.prefix.push_str("│  "),
                 Some(false) => self.prefix.push_str("   "),
@@ -164,7 +197,7 @@ pub fn write_text(
 ) -> io::Result<()> {
     let items = items(view, opts.compact);
     let ids = opts.ids.then(|| IdColumn::new(session, view));
-    let mut painter = Painter::new(view);
+    let mut painter = Painter::new(view, opts.max_levels);
     let mut cols = String::new();
 
     // Sideways panning (pi 1.6's renderHorizontalViewport) needs every line's width and the
@@ -305,8 +338,8 @@ fn item_prefix<'p>(painter: &'p mut Painter, item: &Item) -> (&'p str, usize) {
         Item::Row(i) => (i, true),
         Item::Run { first, .. } => (first, false),
     };
-    let cols = painter.view.display_indent(&painter.view.rows[i]) as usize * 3;
-    (painter.prefix(i, connector), cols)
+    painter.prefix(i, connector);
+    (&painter.prefix, painter.width)
 }
 
 fn write_segs(out: &mut dyn Write, ui: &Ui, segs: &[Seg]) -> io::Result<()> {

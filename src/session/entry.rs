@@ -292,8 +292,11 @@ pub struct EntryMeta {
     /// A later entry has the same id: pi's index keeps the later one, so this entry
     /// cannot be reached by id.
     pub shadowed: bool,
-    /// Valid JSON that pisces cannot parse whole (see `load::Flags`).
+    /// Valid JSON that pisces cannot parse whole (see `formats::pi::scan::Flags`).
     pub unreadable: bool,
+    /// The index cut a parent cycle here: the entry is a root, though its `parentId`
+    /// names an entry of the file.
+    pub cycle_cut: bool,
 }
 
 impl EntryMeta {
@@ -309,6 +312,7 @@ impl EntryMeta {
             role,
             shadowed: false,
             unreadable: false,
+            cycle_cut: false,
         }
     }
 

@@ -331,6 +331,7 @@ impl<'a> Session<'a> {
                             ),
                         ));
                         self.entries[first].set_parent(None);
+                        self.entries[first].cycle_cut = true;
                         break;
                     }
                     _ => break,

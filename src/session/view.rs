@@ -11,9 +11,12 @@
 //! that id (the later of two entries with one id; for entries without an id, the last of
 //! them, as `Map.set(undefined, …)` keeps it). Quirks are kept on purpose: a node whose id
 //! an earlier entry also had is attached twice (at both places), and the copy that
-//! `recalculateVisualStructure` does not reach keeps the connectors `flattenTree` gave it;
-//! members of a parent cycle are unreachable and not shown. Where pi would loop forever
-//! (a parent cycle reached through a duplicated id) we stop at the repeated node instead.
+//! `recalculateVisualStructure` does not reach keeps the connectors `flattenTree` gave it.
+//! One difference, on purpose: where the index cut a parent cycle, its earliest entry is a
+//! root here too (pi's tree leaves the whole cycle unreachable and shows none of it; the
+//! loading warning says what pisces does, and every command does the same). Where pi
+//! would loop forever (a parent cycle reached through a duplicated id) we stop at the
+//! repeated node instead.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -67,6 +70,9 @@ pub struct Options {
     pub home: String,
     /// The directory relative tool paths are resolved against (pi's process cwd).
     pub cwd: String,
+    /// Where the index cut a parent cycle, show its earliest entry as a root, as the
+    /// loading warning says (`false`: as pi's /tree, which shows no member of the cycle).
+    pub cycle_roots: bool,
 }
 
 /// A line of a tree's drawing left of the entry text (`│` under a branch that goes on).
@@ -177,7 +183,7 @@ pub fn read_rows<'s>(session: &'s Session<'_>, opts: &Options) -> Result<Box<dyn
 /// Builds the visible tree as pi's `/tree` selector shows it.
 pub fn build<'s>(session: &'s Session<'_>, rows_of: &dyn Rows, opts: &Options) -> TreeView<'s> {
     let n = session.entries.len();
-    let tree = PiTree::new(session, rows_of);
+    let tree = PiTree::new(session, rows_of, opts.cycle_roots);
 
     // The node pi's `currentLeafId` names (`None`: no leaf).
     let leaf_key: Option<Option<super::entry::Id>> = opts.leaf.map(|l| session.id(l));
@@ -534,16 +540,19 @@ struct PiTree<'s, 'a> {
     session: &'s Session<'a>,
     /// The last entry without an id (pi's `nodeMap.get(undefined)`).
     last_idless: Option<EntryIdx>,
+    /// See [`Options::cycle_roots`].
+    cycle_roots: bool,
     roots: Vec<EntryIdx>,
     offsets: Vec<u32>,
     kids: Vec<EntryIdx>,
 }
 
 impl<'s, 'a> PiTree<'s, 'a> {
-    fn new(session: &'s Session<'a>, rows: &dyn Rows) -> Self {
+    fn new(session: &'s Session<'a>, rows: &dyn Rows, cycle_roots: bool) -> Self {
         let n = session.entries.len();
         let last_idless = session.entries.indices().rev().find(|&i| session.id(i).is_none());
-        let mut tree = PiTree { session, last_idless, roots: Vec::new(), offsets: vec![0; n + 1], kids: Vec::new() };
+        let mut tree =
+            PiTree { session, last_idless, cycle_roots, roots: Vec::new(), offsets: vec![0; n + 1], kids: Vec::new() };
         // Where each entry is attached: None = a root. The index resolved parents the way
         // getTree does (a self-parent or a missing parent is a root), except that it also
         // cuts parent cycles (pi leaves them unreachable) and does not follow an undefined
@@ -560,6 +569,9 @@ impl<'s, 'a> PiTree<'s, 'a> {
                 i
             };
             let parent = match e.parent() {
+                // Where the index cut a parent cycle, the entry is a root, as the
+                // loading warning says (pi's tree would show no member of the cycle).
+                _ if e.cycle_cut && cycle_roots => None,
                 Some(p) if !session.duplicate_ids => Some(p),
                 _ => {
                     let own = session.id(i);
@@ -627,6 +639,7 @@ impl<'s, 'a> PiTree<'s, 'a> {
         // it cut a cycle (both roots there): only those are looked up again.
         match self.session.parent(node) {
             Some(p) => Some(p),
+            None if self.cycle_roots && self.session.entries[node].cycle_cut => None,
             None => self.session.parent_id(node).and_then(|p| self.session.get_id(p)),
         }
     }

@@ -11,6 +11,7 @@ mod broken;
 mod check_cmd;
 mod common;
 mod conformance;
+mod defects;
 mod diff_cmd;
 mod fork_cmd;
 mod inputs;
@@ -39,6 +40,7 @@ fn main() {
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(conformance::trials());
+    trials.extend(defects::trials());
     trials.extend(diff_cmd::trials());
     trials.extend(fork_cmd::trials());
     trials.extend(inputs::trials());

@@ -89,8 +89,9 @@ fn golden_rows(path: &Path) -> Vec<String> {
     lines.iter().map(|l| l.chars().skip(2).collect()).collect()
 }
 
+/// pisces `--pi-exact` (every gutter level, pi's quirks) against pi's render.
 fn matches_pi(file: &Path, golden: &Path, args: &[String]) -> TestResult {
-    let mut all: Vec<&str> = vec![file.to_str().unwrap()];
+    let mut all: Vec<&str> = vec![file.to_str().unwrap(), "--pi-exact"];
     all.extend(args.iter().map(String::as_str));
     let got = ok_stdout(&tree(&all))?;
     let got: Vec<&str> = got.lines().collect();

@@ -50,7 +50,8 @@ fn same_as_pi(golden: &str, args: &[&str]) -> TestResult {
     let want: String =
         lines[..lines.len() - 1].iter().map(|l| format!("{}\n", l.chars().skip(2).collect::<String>())).collect();
     let file = testdata().join("verified/verified-tree.jsonl");
-    let out = pisces().args(["tree", file.to_str().unwrap(), "--leaf", "a0000013"]).args(args).output()?;
+    let out =
+        pisces().args(["tree", file.to_str().unwrap(), "--leaf", "a0000013", "--pi-exact"]).args(args).output()?;
     let got = stdout(&out);
     check(got == want, || format!("pisces:\n{got}\npi:\n{want}"))
 }

@@ -62,11 +62,115 @@ fn facts_of(session: &Session, i: EntryIdx) -> Facts {
     }
 }
 
+/// Fields pi reads with the wrong type or not at all: what pi does with each is in the
+/// message. (kind, level, message, hint)
+type Shape = (&'static str, Level, String, &'static str);
+
+/// The fields of entry `v` (entry `i`) that are not what pi writes.
+fn shapes_of(session: &Session, i: EntryIdx, v: &Value) -> Vec<Shape> {
+    let mut out = Vec::new();
+    let e = &session.entries[i];
+    if e.kind == EntryType::NotObject {
+        return out;
+    }
+    match v.get("id") {
+        Some(Value::String(id)) if !id.is_empty() => {}
+        // Version 1 files have no ids: pisces names them by line.
+        _ if session.synthetic_ids => {}
+        Some(Value::String(_)) => out.push((
+            "empty-id",
+            Level::Warning,
+            "the entry's id is an empty string".into(),
+            "pi keys it as it is, but JS takes the empty id for false: a child naming it is a root, and no REV names it",
+        )),
+        None | Some(Value::Null) => out.push((
+            "missing-id",
+            Level::Warning,
+            "the entry has no id".into(),
+            "pi keeps it, but nothing can name it: no child, label or REV reaches it",
+        )),
+        Some(other) => out.push((
+            "non-string-id",
+            Level::Warning,
+            format!("the entry's id is {other}, not a string"),
+            "pi keys it as it is; a parentId or label written by pi (a string) never names it",
+        )),
+    }
+    match v.get("timestamp") {
+        Some(Value::String(t)) if js::parse_date(t).is_some() => {}
+        t => out.push((
+            "bad-timestamp",
+            Level::Warning,
+            match t {
+                None => "the entry has no timestamp".into(),
+                Some(t) => format!("the timestamp {t} is not a date"),
+            },
+            "pi orders siblings by time; this one sorts as equal to every sibling (it keeps its place in the file)",
+        )),
+    }
+    let msg = v.get("message").filter(|m| m.is_object());
+    // A message entry without a message object is reported when loading.
+    if e.kind == EntryType::Message && msg.is_some() {
+        let content = msg.and_then(|m| m.get("content"));
+        match content {
+            Some(Value::String(_) | Value::Array(_)) => {}
+            None if e.role == Role::BashExecution => {}
+            c => out.push((
+                "bad-content",
+                Level::Warning,
+                format!("the message's content is {}", c.map_or("missing".to_string(), Value::to_string)),
+                "pi reads it as no content (an empty list): the model sees an empty message",
+            )),
+        }
+        if e.role == Role::Assistant {
+            match msg.and_then(|m| m.get("usage")) {
+                None | Some(Value::Object(_)) => {}
+                Some(u) => out.push((
+                    "bad-usage",
+                    Level::Warning,
+                    format!("the reply's usage is {u}, not an object"),
+                    "pi's /session shows it as undefined/undefined and counts nothing for it",
+                )),
+            }
+        }
+    }
+    if e.kind == EntryType::Compaction {
+        if !matches!(v.get("summary"), Some(Value::String(_))) {
+            out.push((
+                "bad-compaction-summary",
+                Level::Error,
+                format!("the compaction's summary is {}", v.get("summary").map_or("missing".into(), Value::to_string)),
+                "pi sends the model this value where the summary of the earlier conversation goes",
+            ));
+        }
+        if !v.get("tokensBefore").is_some_and(Value::is_number) {
+            out.push((
+                "bad-tokens-before",
+                Level::Warning,
+                format!(
+                    "the compaction's tokensBefore is {}",
+                    v.get("tokensBefore").map_or("missing".into(), Value::to_string)
+                ),
+                "pi's /tree shows it as `NaNk tokens`",
+            ));
+        }
+    }
+    out
+}
+
 /// Parses every entry whole, on two threads.
-fn read_whole(session: &Session) -> Vec<Facts> {
+fn read_whole(session: &Session) -> Vec<(Facts, Vec<Shape>)> {
     let n = session.entries.len();
     let mid = n / 2;
-    let facts = |range: std::ops::Range<usize>| range.map(|i| facts_of(session, EntryIdx::new(i))).collect::<Vec<_>>();
+    let facts = |range: std::ops::Range<usize>| {
+        range
+            .map(|i| {
+                let i = EntryIdx::new(i);
+                let shapes = session.parse(i).map(|v| shapes_of(session, i, &v)).unwrap_or_default();
+                (facts_of(session, i), shapes)
+            })
+            .collect::<Vec<_>>()
+    };
     std::thread::scope(|t| {
         let second = t.spawn(|| facts(mid..n));
         let mut first = facts(0..mid);
@@ -78,8 +182,16 @@ fn read_whole(session: &Session) -> Vec<Facts> {
 
 /// pi's own findings (the caller adds what loading found).
 pub fn findings(pi: &Pi, session: &Session) -> Vec<Finding> {
-    let facts = read_whole(session);
+    let read = read_whole(session);
     let mut out = Vec::new();
+    header_findings(pi, session, &mut out);
+    for (i, (_, shapes)) in read.iter().enumerate() {
+        let line = Some(session.entries[EntryIdx::new(i)].line);
+        for (kind, level, message, hint) in shapes {
+            out.push(Finding { level: *level, kind, line, message: message.clone(), hint });
+        }
+    }
+    let facts: Vec<Facts> = read.into_iter().map(|(f, _)| f).collect();
     if pi.migrate_v1 || pi.migrate_v2 {
         out.push(Finding {
             level: Level::Info,
@@ -151,6 +263,35 @@ pub fn findings(pi: &Pi, session: &Session) -> Vec<Finding> {
     }
     tool_pairs(session, &facts, &mut out);
     out
+}
+
+/// The header's version: pi 1.6 writes 3 (a number).
+fn header_findings(pi: &Pi, session: &Session, out: &mut Vec<Finding>) {
+    let line = session.header.line;
+    match session.header.version.as_ref() {
+        Some(serde_json::Value::Number(_)) if pi.version > 3.0 => out.push(Finding {
+            level: Level::Warning,
+            kind: "newer-version",
+            line,
+            message: format!("a version-{} session: newer than the version-3 files pisces knows", pi.version),
+            hint: "written by a newer pi: pisces reads it as version 3, and newer entry shapes may be read wrong",
+        }),
+        Some(v @ serde_json::Value::String(_)) => out.push(Finding {
+            level: Level::Warning,
+            kind: "version-not-a-number",
+            line,
+            message: format!("the header's version is {v}, a string"),
+            hint: "pi reads it as the number it spells (a blank one as 0, anything else as NaN: no migration)",
+        }),
+        Some(v) if !v.is_number() && !v.is_null() => out.push(Finding {
+            level: Level::Warning,
+            kind: "version-not-a-number",
+            line,
+            message: format!("the header's version is {v}"),
+            hint: "pi reads it as NaN and migrates nothing",
+        }),
+        _ => {}
+    }
 }
 
 /// Each entry's depth (roots are 0).
