@@ -296,6 +296,9 @@ fn fact_and_usage(s: &Session, i: EntryIdx) -> Result<(FactKind, Option<Totals>)
             return Ok((FactKind::Event(s.preview(i, 160)), s.dialect().usage(s, i)?));
         }
     }
+    if !s.dialect().lines_are_entries() {
+        return Ok(from_value(s, i, &s.parse(i)?));
+    }
     let raw = s.raw_line(i);
     if e.role == Role::ToolResult {
         if let Some(r) = quick_tool_result(raw) {
@@ -480,7 +483,7 @@ fn prompt(kind: &'static str, text: String, custom_type: Option<String>) -> Fact
     FactKind::Prompt(PromptFact { kind, text, exit_code: None, cancelled: false, output: None, custom_type })
 }
 
-fn model_name(provider: Option<&str>, model: Option<&str>) -> Option<String> {
+pub(super) fn model_name(provider: Option<&str>, model: Option<&str>) -> Option<String> {
     match (provider, model) {
         (None, None) => None,
         (p, m) => Some(format!("{}/{}", p.unwrap_or_default(), m.unwrap_or_default())),
@@ -602,6 +605,10 @@ pub(super) fn result_call_id(s: &Session, i: EntryIdx) -> Option<String> {
     struct L<'a> {
         #[serde(borrow)]
         message: R<'a>,
+    }
+    if !s.dialect().lines_are_entries() {
+        let v = s.parse(i).ok()?;
+        return v.pointer("/message/toolCallId").and_then(Value::as_str).map(str::to_string);
     }
     let l: L = serde_json::from_slice(s.raw_line(i)).ok()?;
     l.message.tool_call_id.map(Cow::into_owned)

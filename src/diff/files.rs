@@ -141,12 +141,17 @@ fn collect_ops(s: &Session, upto: EntryIdx, targets: &FxHashSet<&str>, cwd: &str
         }
         match e.role {
             Role::Assistant => {
+                // Lines that name none of the paths cannot hold their calls (only when
+                // the line as written is the entry; a converted one may spell them
+                // otherwise).
                 let line = s.raw_line(i);
-                if !finders.iter().any(|f| f.find(line).is_some()) {
-                    continue;
-                }
-                if name_finders.as_ref().is_some_and(|nf| !nf.iter().any(|f| f.find(line).is_some())) {
-                    continue;
+                if s.dialect().lines_are_entries() {
+                    if !finders.iter().any(|f| f.find(line).is_some()) {
+                        continue;
+                    }
+                    if name_finders.as_ref().is_some_and(|nf| !nf.iter().any(|f| f.find(line).is_some())) {
+                        continue;
+                    }
                 }
                 let FactKind::Assistant(a) = facts::fact(s, i)? else { continue };
                 for c in a.calls {

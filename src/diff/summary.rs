@@ -253,8 +253,11 @@ fn model_in_effect(s: &Session, path: &[EntryIdx]) -> Result<Option<String>, Unr
         };
         let v = s.parse(i)?;
         let src = if e.kind == EntryType::ModelChange { Some(&v) } else { v.get("message") };
-        let get = |k: &str| src.and_then(|o| o.get(k)).and_then(Value::as_str).unwrap_or_default().to_string();
-        return Ok(Some(format!("{}/{}", get(p), get(m))));
+        let get = |k: &str| src.and_then(|o| o.get(k)).and_then(Value::as_str);
+        // An entry that names no model leaves the one before in effect.
+        if let Some(name) = super::facts::model_name(get(p), get(m)) {
+            return Ok(Some(name));
+        }
     }
     Ok(None)
 }

@@ -64,9 +64,21 @@ pub trait Format: Sync {
 pub trait Dialect: Send + Sync {
     fn info(&self) -> &'static FormatInfo;
 
-    /// Entry `i` whole, as its agent holds it in memory (pi: with its in-memory
-    /// migrations of old versions applied).
+    /// Entry `i` whole, in the common entry shape, which is pi's (`type`, `id`,
+    /// `parentId`, `timestamp`, and a message entry's `message` as pi's AgentMessage).
+    /// Everything past the seam (leaves, diff, show, summaries) reads entries so. pi: the
+    /// entry as pi holds it in memory, its migrations of old versions applied; another
+    /// format converts its own lines (the line as written stays in [`Session::raw_line`]).
     fn entry(&self, s: &Session, i: EntryIdx) -> Result<Value, Unreadable>;
+
+    /// Whether each line as written already is its entry in the common shape, so that a
+    /// reader after a few fields may take them from [`Session::raw_line`] without building
+    /// the whole value (diff's fast paths do). pi: yes (its migrations touch only what the
+    /// index already holds: ids, parents, roles). A format that converts says no, and
+    /// those readers go through [`Dialect::entry`].
+    fn lines_are_entries(&self) -> bool {
+        false
+    }
 
     /// The entry's time in ms since the epoch (`None`: it has none, or not a date).
     fn time(&self, s: &Session, i: EntryIdx) -> Option<f64>;

@@ -92,6 +92,10 @@ impl Dialect for Pi {
         load::parse(self, s, i)
     }
 
+    fn lines_are_entries(&self) -> bool {
+        true
+    }
+
     fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
         load::line_time(s.raw_line(i))
     }
