@@ -92,6 +92,9 @@ pub fn hints_of(err: &anyhow::Error) -> Vec<String> {
         if let Some(h) = e.downcast_ref::<Changed>() {
             return h.hint();
         }
+        if let Some(h) = e.downcast_ref::<crate::session::write::NotAUserMessage>() {
+            return h.hint();
+        }
         if let Some(u) = e.downcast_ref::<crate::session::format::Unsupported>() {
             return u.hint.map(str::to_string);
         }

@@ -2,16 +2,15 @@
 
 use std::io::{BufWriter, Write};
 
-use anyhow::{bail, Context};
-use serde_json::{json, Value};
+use anyhow::bail;
 
-use super::{append_target, pi_config, read_one, session_json, Ctx, ExitStatus, ModelArgs};
-use crate::llm::StreamEvent;
-use crate::render::{self, sanitize, Safe};
-use crate::session::{rev, system, Session};
-use crate::summarize::compaction::{self, Plan, Preparation, Settings};
+use super::{append_target, pi_config, read_one, Ctx, ExitStatus, ModelArgs};
+use crate::render::compact::{CompactDoc, PlanDoc};
+use crate::render::{self, Safe};
+use crate::session::{rev, Session};
+use crate::summarize::compaction::{self, Plan, Settings};
 use crate::summarize::model::{open_provider, ModelFacts};
-use crate::summarize::{offline, SummaryError};
+use crate::summarize::SummaryError;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -154,8 +153,7 @@ fn write_dry_run(args: &Args, s: &Session, plan: &Plan, facts: &ModelFacts) -> a
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
         Format::Json => {
-            let doc = render::compact::plan_json(s, plan, custom, thinking.as_deref());
-            serde_json::to_writer_pretty(&mut out, &doc)?;
+            serde_json::to_writer_pretty(&mut out, &PlanDoc::of(s, plan, custom, thinking.as_deref()))?;
             writeln!(out)?;
         }
         Format::Text => {
@@ -177,8 +175,6 @@ fn write_out(
     provider: Option<&dyn crate::llm::Provider>,
     append_to: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitStatus> {
-    let thinking = facts.reasoning(&plan.projection);
-    let custom = args.instructions.as_deref();
     let prep = match &plan.preparation {
         Ok(p) => p,
         Err(refusal) => {
@@ -186,90 +182,29 @@ fn write_out(
             return Ok(ExitStatus::Finding);
         }
     };
-    let mut generator = None;
-    let (summary, usage) = match provider {
-        Some(provider) => {
-            let mut on_event = |e: &StreamEvent| {
-                if let StreamEvent::Retry { attempt, wait_ms, reason } = e {
-                    eprintln!("retrying (attempt {attempt}) in {wait_ms} ms: {reason}");
-                }
-            };
-            match compaction::compact(prep, provider, custom, thinking.as_deref(), &mut on_event) {
-                Ok(c) => (c.summary, c.usage),
-                Err(SummaryError::Aborted) => bail!("the summary request was aborted; nothing written"),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        None => {
-            generator = Some(offline::GENERATOR);
-            (offline_summary(prep), None)
-        }
+    let thinking = facts.reasoning(&plan.projection);
+    let made = compaction::summarize(prep, provider, args.instructions.as_deref(), thinking.as_deref(), &mut |e| {
+        super::report_retry(e)
+    })
+    .map_err(SummaryError::nothing_written)?;
+    let appended = match append_to {
+        Some(path) => Some(compaction::append(path, args.force, s, plan, prep, &made)?),
+        None => None,
     };
-    let mut details = prep.details();
-    if let Some(g) = generator {
-        details["generator"] = g.into();
-    }
-    let first_kept = s.id_value(prep.first_kept_entry);
-
-    let mut appended = Value::Null;
-    if let Some(path) = append_to {
-        let leaf_id = s.named_id(plan.leaf)?.to_string();
-        let was_last = s.default_leaf() == Some(plan.leaf);
-        let system_message = system::current_system_message(&plan.projection.messages);
-        let made = compaction::Made {
-            summary: &summary,
-            first_kept: first_kept.clone(),
-            details: details.clone(),
-            usage: usage.as_ref(),
-            system_message,
-        };
-        let done = compaction::append(path, args.force, &leaf_id, was_last, prep, &made)
-            .with_context(|| format!("could not append the compaction to {}", path.display()))?;
-        appended = json!({"id": done.id, "line": done.line, "entry": done.entry});
-    }
-
+    let doc = CompactDoc::of(s, plan, prep, &made, appended.as_ref());
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
         Format::Json => {
-            let doc = json!({
-                "version": 1,
-                "session": session_json(s),
-                "leafId": s.id_value(plan.leaf),
-                "firstKeptEntryId": first_kept,
-                "tokensBefore": crate::session::js::number(prep.tokens_before),
-                "isSplitTurn": prep.is_split_turn,
-                "summary": summary,
-                "details": details,
-                "usage": usage,
-                "appended": appended,
-            });
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
-        Format::Text => {
-            writeln!(out, "{}", sanitize(&summary))?;
-            if let Some(id) = appended.get("id").and_then(Value::as_str) {
-                out.flush()?;
-                eprintln!(
-                    "appended compaction {id} (line {}); the context now starts at {}",
-                    appended["line"],
-                    s.display_id(prep.first_kept_entry)
-                );
-            }
-        }
+        Format::Text => render::compact::write_summary(
+            &mut out,
+            &mut std::io::stderr().lock(),
+            &doc,
+            &s.display_id(prep.first_kept_entry),
+        )?,
     }
     out.flush()?;
     Ok(ExitStatus::Ok)
-}
-
-/// The offline summary, assembled as `compact()` assembles a model's.
-fn offline_summary(prep: &Preparation) -> String {
-    let previous = prep.previous_summary.as_ref().and_then(Value::as_str);
-    let requests = prep.requests(None);
-    let history = requests
-        .iter()
-        .any(|r| r.kind == compaction::RequestKind::History)
-        .then(|| offline::summarize(&prep.messages_to_summarize, previous));
-    let prefix = prep.summarizes_prefix().then(|| offline::summarize_turn_prefix(&prep.turn_prefix_messages));
-    prep.assemble(history.as_deref(), prefix.as_deref())
 }

@@ -5,14 +5,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
-use serde_json::{json, Value};
+use anyhow::Context;
 
 use super::{read_one, Ctx, ExitStatus};
-use crate::formats::pi::fork::user_text;
-use crate::render::sanitize;
+use crate::render::fork::ForkDoc;
+use crate::render::{self, sanitize};
+use crate::session::rev;
 use crate::session::write::{self, ForkFile, Shape};
-use crate::session::{rev, EntryIdx, EntryType, LineNo, Role, Session};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -87,14 +86,6 @@ pub enum Format {
     Json,
 }
 
-/// What REV named, for the report.
-struct Target {
-    id: Value,
-    line: LineNo,
-    /// `--before`: the user message's text.
-    text: Option<String>,
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let shape = if args.all {
         Shape::Whole
@@ -105,13 +96,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
     read_one(ctx, &args.session, |session, reading| {
         let writer = session.dialect().writer()?;
-        let (leaf, target) = match &args.rev {
-            Some(rev) if !args.all => {
-                let (leaf, target) = resolve_target(session, rev, args.before)?;
-                (leaf, Some(target))
-            }
-            _ => (None, None),
+        let point = match &args.rev {
+            Some(rev) if !args.all => Some(write::fork_point(session, rev, rev::resolve(session, rev)?, args.before)?),
+            _ => None,
         };
+        let leaf = point.as_ref().and_then(|p| p.leaf);
         let plan =
             writer.fork(session, leaf, shape).map_err(|e| anyhow::anyhow!("{}: cannot fork: {e}", session.file))?;
         let spec = ForkFile {
@@ -129,68 +118,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         for n in plan.notes.iter().chain(&new.notes) {
             let _ = writeln!(err, "pisces: note: {}", sanitize(n));
         }
-        let shown = new.path.display().to_string();
+        let doc = ForkDoc::of(session, &plan, &new, point.as_ref());
         let mut out = std::io::stdout().lock();
         match args.format {
-            Format::Json => {
-                let mut doc = json!({
-                    "version": 1,
-                    "path": shown,
-                    "id": new.id,
-                    "entryCount": plan.lines.len(),
-                    "cwd": new.cwd,
-                    "parentSession": new.parent_session,
-                    "source": { "file": session.file, "id": session.session_id() },
-                    "leafId": plan.copied.last().filter(|_| !args.all).map_or(Value::Null, |&i| session.id_value(i)),
-                    "labels": { "dropped": plan.labels_dropped, "reemitted": plan.labels_emitted },
-                });
-                if let Some(t) = &target {
-                    doc["target"] = json!({ "id": t.id, "line": t.line });
-                    if let Some(text) = &t.text {
-                        doc["text"] = text.clone().into();
-                    }
-                }
-                writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
-            }
-            Format::Text => match target.and_then(|t| t.text.map(|text| (t.line, text))) {
-                Some((line, text)) => {
-                    let _ =
-                        writeln!(err, "pisces: forked before the user message on line {line}: {}", sanitize(&shown));
-                    // The message as it is, to be edited and sent again.
-                    out.write_all(text.as_bytes())?;
-                    if !text.ends_with('\n') {
-                        out.write_all(b"\n")?;
-                    }
-                }
-                None => writeln!(out, "{}", sanitize(&shown))?,
-            },
+            Format::Json => render::fork::write_json(&mut out, &doc)?,
+            Format::Text => render::fork::write_text(&mut out, &mut err, &doc)?,
         }
         out.flush()?;
         Ok(ExitStatus::Ok)
     })
-}
-
-/// The leaf of the fork (`None`: no entries) for REV, and what REV named.
-fn resolve_target(session: &Session, rev: &str, before: bool) -> anyhow::Result<(Option<EntryIdx>, Target)> {
-    let i = rev::resolve(session, rev)?;
-    let e = &session.entries[i];
-    let mut target = Target { id: session.id_value(i), line: e.line, text: None };
-    if !before {
-        return Ok((Some(i), target));
-    }
-    if e.kind != EntryType::Message || e.role != Role::User {
-        let what = if e.kind == EntryType::Message {
-            let role = session.parse(i).ok().and_then(|v| v.pointer("/message/role").cloned());
-            format!("a message with role {}", role.map_or("(none)".into(), |r| r.to_string()))
-        } else {
-            format!("a `{}` entry", e.kind.name())
-        };
-        bail!(
-            "REV `{rev}` names {what} (line {}), not a user message\n  --before forks before a user message, as pi's /fork does (the message is left out and printed to be sent again); without --before the fork ends at the entry itself, as pi's /clone does",
-            e.line
-        );
-    }
-    let message = session.parse(i)?;
-    target.text = Some(user_text(message.get("message").unwrap_or(&Value::Null)));
-    Ok((session.parent(i), target))
 }

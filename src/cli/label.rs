@@ -1,13 +1,11 @@
 //! `pisces label SESSION REV NAME` / `--clear`: append a label entry, as pi's /tree
 //! Shift+L does.
 
-use std::io::Write;
-
 use anyhow::{bail, Context};
-use serde_json::json;
 
 use super::{append_target, report_diagnostics, Ctx, ExitStatus};
-use crate::render::sanitize;
+use crate::render::label::LabelDoc;
+use crate::render::{self, sanitize};
 use crate::session::{rev, write};
 
 const EXAMPLES: &str = "\
@@ -88,29 +86,18 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             sanitize(&target)
         );
     }
+    let doc = LabelDoc {
+        version: 1,
+        file: path.display().to_string(),
+        id: &id,
+        target_id: &target_id,
+        label: label.as_deref(),
+        line: appended.first_line,
+    };
     let mut out = std::io::stdout().lock();
     match args.format {
-        Format::Json => {
-            let doc = json!({
-                "version": 1, "file": path.display().to_string(), "id": id,
-                "targetId": target_id, "label": label, "line": appended.first_line,
-            });
-            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
-        }
-        Format::Text => {
-            let target_id = sanitize(&target_id);
-            match &label {
-                Some(l) => writeln!(
-                    out,
-                    "labelled {target_id} \"{}\" (label entry {id}, line {})",
-                    sanitize(l),
-                    appended.first_line
-                )?,
-                None => {
-                    writeln!(out, "cleared the label of {target_id} (label entry {id}, line {})", appended.first_line)?
-                }
-            }
-        }
+        Format::Json => render::label::write_json(&mut out, &doc)?,
+        Format::Text => render::label::write_text(&mut out, &doc)?,
     }
     Ok(ExitStatus::Ok)
 }

@@ -178,7 +178,7 @@ pub fn report_diagnostics(ctx: &Ctx, session: &Session) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub use crate::render::json::{session_json, SessionJson};
+pub use crate::render::json::SessionJson;
 
 /// The model options of `summarize` and `compact`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -236,4 +236,11 @@ pub fn pi_config(ctx: &Ctx, session: &Session) -> crate::llm::PiConfig {
         let _ = writeln!(err, "warning: {}", sanitize(p));
     }
     config
+}
+
+/// A model call's retry, said on stderr as it happens (the wait can be long).
+fn report_retry(e: &crate::llm::StreamEvent) {
+    if let crate::llm::StreamEvent::Retry { attempt, wait_ms, reason } = e {
+        eprintln!("retrying (attempt {attempt}) in {wait_ms} ms: {}", crate::render::sanitize(reason));
+    }
 }

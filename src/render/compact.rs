@@ -1,110 +1,249 @@
-//! `pisces compact`'s plan for people and programs (the dry run): where pi would cut, what
-//! it would summarize, and the requests it would send.
+//! `pisces compact`'s output for people and programs: the plan (the dry run: where pi
+//! would cut, what it would summarize, the requests it would send) and the summary made.
 
 use std::io::Write;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::json::session_json;
+use super::json::{RequestDoc, SessionJson};
 use super::sanitize;
 use crate::session::projection::EditKind;
-use crate::session::{EntryIdx, Session};
-use crate::summarize::compaction::Plan;
+use crate::session::{js, EntryIdx, EntryType, LineNo, Session};
+use crate::summarize::compaction::{Appended, Plan, Preparation, Summarized};
 use crate::summarize::prompts;
+use crate::summarize::serialize::FileOps;
+use crate::summarize::tokens::ContextEstimate;
 
-/// The plan as JSON, with pi-oracle compaction.mjs's field names.
-pub fn plan_json(s: &Session, plan: &Plan, custom: Option<&str>, thinking: Option<&str>) -> Value {
-    let line = |i: EntryIdx| s.entries[i].line;
-    let per_entry: Vec<Value> = plan
-        .projection
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(index, pe)| {
-            let e = &s.entries[pe.entry];
-            let mut m = serde_json::Map::new();
-            m.insert("index".into(), index.into());
-            m.insert("id".into(), s.id_value(pe.entry));
-            m.insert("line".into(), line(pe.entry).get().into());
-            m.insert("type".into(), e.kind.name().into());
-            if e.kind == crate::session::EntryType::Message {
-                let msg = plan.projection.messages[pe.messages.clone()].first();
-                let role = msg.and_then(|m| m.get("role")).cloned();
-                m.insert("role".into(), role.unwrap_or_else(|| e.kind_label().into()));
-            }
-            let roles: Vec<Value> = plan.projection.messages[pe.messages.clone()]
-                .iter()
-                .map(|m| m.get("role").cloned().unwrap_or(Value::Null))
-                .collect();
-            m.insert("roles".into(), roles.into());
-            m.insert("tokens".into(), plan.entry_tokens[index].into());
-            m.insert(
-                "edit".into(),
-                match pe.edit {
-                    Some((_, EditKind::Omit)) => "omit".into(),
-                    Some((_, EditKind::Replace)) => "replace".into(),
-                    None => Value::Null,
-                },
-            );
-            Value::Object(m)
-        })
-        .collect();
-    let mut doc = json!({
-        "version": 1,
-        "session": session_json(s),
-        "leafId": s.id_value(plan.leaf),
-        "leafLine": line(plan.leaf),
-        "settings": {"enabled": true, "reserveTokens": plan.settings.reserve_tokens, "keepRecentTokens": plan.settings.keep_recent_tokens},
-        "pathLength": plan.projection.path.len(),
-        "projectionLength": plan.projection.entries.len(),
-        "prevCompactionIndex": plan.prev_compaction_index.map_or(-1, |i| i as i64),
-        "boundaryStart": plan.boundary_start,
-        "firstKeptProjectedIndex": plan.preparation.as_ref().ok().map(|p| p.first_kept_index),
-        "contextEstimate": plan.context_estimate.to_json(),
-        "estimateTokens": per_entry,
-        "preparation": null,
-    });
-    match &plan.preparation {
-        Err(refusal) => {
-            doc["preparationNote"] =
-                format!("prepareCompaction returned undefined (pi: '{}')", refusal.message()).into();
-        }
-        Ok(p) => {
-            let (read, modified) = p.file_lists();
-            doc["preparation"] = json!({
-                "firstKeptEntryId": s.id_value(p.first_kept_entry),
-                "firstKeptEntryLine": line(p.first_kept_entry),
-                "isSplitTurn": p.is_split_turn,
-                "tokensBefore": crate::session::js::number(p.tokens_before),
-                "messagesToSummarizeCount": p.messages_to_summarize.len(),
-                "turnPrefixMessagesCount": p.turn_prefix_messages.len(),
-                "previousSummary": p.previous_summary,
-                "fileOps": p.file_ops.to_json(),
-                "readFiles": read,
-                "modifiedFiles": modified,
-                "messagesToSummarize": p.messages_to_summarize,
-                "turnPrefixMessages": p.turn_prefix_messages,
-            });
-            doc["requests"] = p
-                .requests(custom)
-                .into_iter()
-                .map(|r| {
-                    json!({
-                        "kind": r.kind.name(),
-                        "systemPrompt": prompts::SUMMARIZATION_SYSTEM_PROMPT,
-                        "promptText": r.prompt,
-                        "messageCount": 1,
-                        "maxTokens": null,
-                        "cacheRetention": "none",
-                        "reasoning": thinking,
-                    })
-                })
-                .collect::<Vec<_>>()
-                .into();
-            doc["summaryTemplate"] = p.summary_template().into();
+/// `compact --dry-run --format json`, with pi-oracle compaction.mjs's field names.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanDoc<'s> {
+    /// `1`.
+    pub version: u32,
+    pub session: SessionJson<'s>,
+    pub leaf_id: Value,
+    pub leaf_line: LineNo,
+    pub settings: SettingsDoc,
+    pub path_length: usize,
+    pub projection_length: usize,
+    /// The previous compaction's index in the projection; `-1` for none.
+    pub prev_compaction_index: i64,
+    pub boundary_start: usize,
+    pub first_kept_projected_index: Option<usize>,
+    pub context_estimate: ContextEstimate,
+    /// Per projected entry, its token estimate.
+    pub estimate_tokens: Vec<EntryTokens>,
+    /// `null` when pi would not compact (`preparationNote` says why).
+    pub preparation: Option<PreparationDoc<'s>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preparation_note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<Vec<RequestDoc<'s>>>,
+    /// The summary pi would store, `<<LLM_OUTPUT:history>>` and
+    /// `<<LLM_OUTPUT:turnPrefix>>` where the model's texts go.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_template: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsDoc {
+    pub enabled: bool,
+    pub reserve_tokens: u64,
+    pub keep_recent_tokens: u64,
+}
+
+#[derive(Serialize)]
+pub struct EntryTokens {
+    pub index: usize,
+    pub id: Value,
+    pub line: LineNo,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Message entries only: the first projected message's role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Value>,
+    pub roles: Vec<Value>,
+    pub tokens: u64,
+    /// `"omit"`, `"replace"` or `null`: the context edit applied to the entry.
+    pub edit: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreparationDoc<'s> {
+    pub first_kept_entry_id: Value,
+    pub first_kept_entry_line: LineNo,
+    pub is_split_turn: bool,
+    #[serde(serialize_with = "js::serialize_number")]
+    pub tokens_before: f64,
+    pub messages_to_summarize_count: usize,
+    pub turn_prefix_messages_count: usize,
+    pub previous_summary: &'s Option<Value>,
+    pub file_ops: &'s FileOps,
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+    pub messages_to_summarize: &'s [Value],
+    pub turn_prefix_messages: &'s [Value],
+}
+
+impl<'s> PlanDoc<'s> {
+    pub fn of(s: &'s Session, plan: &'s Plan, custom: Option<&str>, thinking: Option<&'s str>) -> PlanDoc<'s> {
+        let line = |i: EntryIdx| s.entries[i].line;
+        let projection = &plan.projection;
+        let estimate_tokens = projection
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(index, pe)| {
+                let e = &s.entries[pe.entry];
+                let messages = &projection.messages[pe.messages.clone()];
+                let role = (e.kind == EntryType::Message).then(|| {
+                    messages.first().and_then(|m| m.get("role")).cloned().unwrap_or_else(|| e.kind_label().into())
+                });
+                EntryTokens {
+                    index,
+                    id: s.id_value(pe.entry),
+                    line: line(pe.entry),
+                    kind: e.kind.name(),
+                    role,
+                    roles: messages.iter().map(|m| m.get("role").cloned().unwrap_or(Value::Null)).collect(),
+                    tokens: plan.entry_tokens[index],
+                    edit: pe.edit.map(|(_, k)| match k {
+                        EditKind::Omit => "omit",
+                        EditKind::Replace => "replace",
+                    }),
+                }
+            })
+            .collect();
+        let prep = plan.preparation.as_ref().ok();
+        PlanDoc {
+            version: 1,
+            session: SessionJson::of(s),
+            leaf_id: s.id_value(plan.leaf),
+            leaf_line: line(plan.leaf),
+            settings: SettingsDoc {
+                enabled: true,
+                reserve_tokens: plan.settings.reserve_tokens,
+                keep_recent_tokens: plan.settings.keep_recent_tokens,
+            },
+            path_length: projection.path.len(),
+            projection_length: projection.entries.len(),
+            prev_compaction_index: plan.prev_compaction_index.map_or(-1, |i| i as i64),
+            boundary_start: plan.boundary_start,
+            first_kept_projected_index: prep.map(|p| p.first_kept_index),
+            context_estimate: plan.context_estimate,
+            estimate_tokens,
+            preparation: prep.map(|p| {
+                let (read_files, modified_files) = p.file_lists();
+                PreparationDoc {
+                    first_kept_entry_id: s.id_value(p.first_kept_entry),
+                    first_kept_entry_line: line(p.first_kept_entry),
+                    is_split_turn: p.is_split_turn,
+                    tokens_before: p.tokens_before,
+                    messages_to_summarize_count: p.messages_to_summarize.len(),
+                    turn_prefix_messages_count: p.turn_prefix_messages.len(),
+                    previous_summary: &p.previous_summary,
+                    file_ops: &p.file_ops,
+                    read_files,
+                    modified_files,
+                    messages_to_summarize: &p.messages_to_summarize,
+                    turn_prefix_messages: &p.turn_prefix_messages,
+                }
+            }),
+            preparation_note: plan
+                .preparation
+                .as_ref()
+                .err()
+                .map(|refusal| format!("prepareCompaction returned undefined (pi: '{}')", refusal.message())),
+            requests: prep.map(|p| {
+                p.requests(custom)
+                    .into_iter()
+                    .map(|r| RequestDoc::new(Some(r.kind.name()), r.prompt, thinking))
+                    .collect()
+            }),
+            summary_template: prep.map(Preparation::summary_template),
         }
     }
-    doc
+}
+
+/// `compact --format json` (without --dry-run): the summary made, and where it was
+/// appended.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactDoc<'s> {
+    /// `1`.
+    pub version: u32,
+    pub session: SessionJson<'s>,
+    pub leaf_id: Value,
+    pub first_kept_entry_id: Value,
+    #[serde(serialize_with = "js::serialize_number")]
+    pub tokens_before: f64,
+    pub is_split_turn: bool,
+    pub summary: &'s str,
+    pub details: &'s Value,
+    pub usage: &'s Option<Value>,
+    /// `null` without --append.
+    pub appended: Option<AppendedDoc<'s>>,
+}
+
+/// An entry appended to the session file.
+#[derive(Serialize)]
+pub struct AppendedDoc<'s> {
+    pub id: &'s str,
+    pub line: LineNo,
+    /// The entry as written.
+    pub entry: &'s Value,
+    #[serde(rename = "labelId", skip_serializing_if = "Option::is_none")]
+    pub label_id: Option<&'s str>,
+}
+
+impl<'s> CompactDoc<'s> {
+    pub fn of(
+        s: &'s Session,
+        plan: &Plan,
+        prep: &Preparation,
+        made: &'s Summarized,
+        appended: Option<&'s Appended>,
+    ) -> CompactDoc<'s> {
+        CompactDoc {
+            version: 1,
+            session: SessionJson::of(s),
+            leaf_id: s.id_value(plan.leaf),
+            first_kept_entry_id: s.id_value(prep.first_kept_entry),
+            tokens_before: prep.tokens_before,
+            is_split_turn: prep.is_split_turn,
+            summary: &made.summary,
+            details: &made.details,
+            usage: &made.usage,
+            appended: appended.map(|a| AppendedDoc { id: &a.id, line: a.line, entry: &a.entry, label_id: None }),
+        }
+    }
+}
+
+/// For people: the summary on `out` (through the terminal filter), and on `err` where
+/// it was appended.
+/// `first_kept` is the first kept entry as people see ids.
+pub fn write_summary(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    doc: &CompactDoc,
+    first_kept: &str,
+) -> std::io::Result<()> {
+    writeln!(out, "{}", sanitize(doc.summary))?;
+    if let Some(a) = &doc.appended {
+        // The summary first, then the note about it.
+        out.flush()?;
+        writeln!(
+            err,
+            "appended compaction {} (line {}); the context now starts at {}",
+            a.id,
+            a.line,
+            sanitize(first_kept)
+        )?;
+    }
+    Ok(())
 }
 
 pub fn write_plan(

@@ -33,7 +33,35 @@ impl<'s> SessionJson<'s> {
     }
 }
 
-/// [`SessionJson`] as a value, for documents built with `json!`.
-pub fn session_json(session: &Session) -> serde_json::Value {
-    serde_json::to_value(SessionJson::of(session)).unwrap_or_default()
+/// A summary request as pi sends it (`summarize` and `compact` dry runs), with
+/// pi-oracle's field names.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestDoc<'a> {
+    /// `compact`: `history` or `turnPrefix`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    pub system_prompt: &'static str,
+    pub prompt_text: String,
+    /// Always 1: the prompt is one user message.
+    pub message_count: usize,
+    /// Always `null`: pi leaves the output limit to the model.
+    pub max_tokens: Option<u64>,
+    pub cache_retention: &'static str,
+    /// The thinking level sent, `null` for none.
+    pub reasoning: Option<&'a str>,
+}
+
+impl<'a> RequestDoc<'a> {
+    pub fn new(kind: Option<&'static str>, prompt_text: String, reasoning: Option<&'a str>) -> RequestDoc<'a> {
+        RequestDoc {
+            kind,
+            system_prompt: crate::summarize::prompts::SUMMARIZATION_SYSTEM_PROMPT,
+            prompt_text,
+            message_count: 1,
+            max_tokens: None,
+            cache_retention: "none",
+            reasoning,
+        }
+    }
 }

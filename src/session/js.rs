@@ -57,6 +57,12 @@ pub fn number(f: f64) -> Value {
     }
 }
 
+/// serde's `serialize_with` for [`number`]: a JSON document's numbers as JavaScript
+/// prints them (`44`, not `44.0`).
+pub fn serialize_number<S: serde::Serializer>(f: &f64, ser: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&number(*f), ser)
+}
+
 /// `new Date(x).getTime()`; `None` stands for NaN.
 pub fn date_ms(v: Option<&Value>) -> Option<f64> {
     match v {

@@ -25,6 +25,20 @@ pub fn content_text_joined(content: Option<&Value>, separator: &str) -> String {
     }
 }
 
+/// The text pi's `/fork` puts back in the editor for a user message: a string content as
+/// it is, else its text blocks joined with nothing between them.
+pub fn user_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
 fn is_system(m: &Value) -> bool {
     m.get("role").and_then(Value::as_str) == Some("system")
 }

@@ -12,7 +12,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::Path;
 
-use super::entry::{EntryIdx, LineNo};
+use super::entry::{EntryIdx, EntryType, LineNo, Role};
 use super::format::{Unreadable, Unsupported};
 use super::index::Session;
 use super::js;
@@ -145,6 +145,42 @@ pub trait Writer {
     /// A label entry for `target` (`None` clears its label), chained to the session's
     /// leaf, as the agent writes one: its new id and its line.
     fn label_line(&self, s: &Session, target: EntryIdx, label: Option<&str>) -> Result<(String, String), AppendError>;
+
+    /// A summary entry under `parent` (`None`: a new root) as the agent writes one, with
+    /// a new id; then, with `label`, a label entry naming it.
+    fn summary_lines(
+        &self,
+        s: &Session,
+        parent: Option<&str>,
+        summary: &SummaryEntry,
+        label: Option<&str>,
+    ) -> Result<SummaryLines, AppendError>;
+}
+
+/// A summary to append, in common terms (pi's two kinds of summary entry).
+pub enum SummaryEntry<'e> {
+    /// A branch left behind (pi's `branch_summary`), made leaving entry `from_id`.
+    Branch { from_id: &'e str, summary: &'e str, details: &'e serde_json::Value, usage: Option<&'e serde_json::Value> },
+    /// The start of a path replaced by its summary (pi's `compaction`): the context then
+    /// starts at `first_kept`.
+    Compaction {
+        summary: &'e str,
+        first_kept: &'e serde_json::Value,
+        tokens_before: f64,
+        details: &'e serde_json::Value,
+        usage: Option<&'e serde_json::Value>,
+        /// The path's current system message, which pi keeps in the compaction.
+        system_message: Option<&'e serde_json::Value>,
+    },
+}
+
+/// The lines of a summary to append.
+pub struct SummaryLines {
+    pub id: String,
+    /// The summary entry as written.
+    pub entry: serde_json::Value,
+    pub label_id: Option<String>,
+    pub lines: Vec<String>,
 }
 
 /// Where a fork goes and what its header says, as the user asked.
@@ -174,14 +210,14 @@ pub struct NewSession {
 /// Appending to a session failed or was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
-    #[error(transparent)]
+    #[error("{0}")]
     Write(#[from] WriteError),
     /// This file is not appended to as it is; the message says why and what to do.
     #[error("{0}")]
     Refused(String),
-    #[error(transparent)]
+    #[error("{0}")]
     Unreadable(#[from] Unreadable),
-    #[error(transparent)]
+    #[error("{0}")]
     Unsupported(#[from] Unsupported),
     #[error("{0}")]
     Other(String),
@@ -201,16 +237,72 @@ pub enum Shape {
     Whole,
 }
 
+/// Where a fork of an entry ends, and what it names.
+#[derive(Debug)]
+pub struct ForkPoint {
+    /// The fork's last entry (`None`: a session with no entries).
+    pub leaf: Option<EntryIdx>,
+    /// The entry asked for.
+    pub target: EntryIdx,
+    /// Forking before a user message: its text, to be edited and sent again.
+    pub text: Option<String>,
+}
+
+/// `--before` named an entry that is not a user message.
+#[derive(Debug, thiserror::Error)]
+#[error("REV `{rev}` names {what} (line {line}), not a user message")]
+pub struct NotAUserMessage {
+    pub rev: String,
+    pub what: String,
+    pub line: LineNo,
+}
+
+impl crate::exit::Hint for NotAUserMessage {
+    fn hint(&self) -> Option<String> {
+        Some("--before forks before a user message, as pi's /fork does (the message is left out and printed to be sent again); without --before the fork ends at the entry itself, as pi's /clone does".into())
+    }
+}
+
+/// The fork at `target` (named `rev`): the path to it, or with `before` the path to its
+/// parent, as pi's /fork leaves out the user message it forks before.
+pub fn fork_point(s: &Session, rev: &str, target: EntryIdx, before: bool) -> Result<ForkPoint, ForkPointError> {
+    let at = ForkPoint { leaf: Some(target), target, text: None };
+    if !before {
+        return Ok(at);
+    }
+    let e = &s.entries[target];
+    if e.kind != EntryType::Message || e.role != Role::User {
+        let what = if e.kind == EntryType::Message {
+            let role = s.parse(target).ok().and_then(|v| v.pointer("/message/role").cloned());
+            format!("a message with role {}", role.map_or("(none)".into(), |r| r.to_string()))
+        } else {
+            format!("a `{}` entry", e.kind.name())
+        };
+        return Err(NotAUserMessage { rev: rev.to_string(), what, line: e.line }.into());
+    }
+    let message = s.parse(target)?;
+    let text = super::system::user_text(message.get("message").unwrap_or(&serde_json::Value::Null));
+    Ok(ForkPoint { leaf: s.parent(target), target, text: Some(text) })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ForkPointError {
+    #[error("{0}")]
+    NotAUserMessage(#[from] NotAUserMessage),
+    #[error("{0}")]
+    Unreadable(#[from] Unreadable),
+}
+
 /// Why a fork cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ForkError {
     /// An entry to copy cannot be read.
-    #[error(transparent)]
+    #[error("{0}")]
     Unreadable(#[from] Unreadable),
     /// The fork would not be a valid session; the message says why.
     #[error("{0}")]
     Invalid(String),
-    #[error(transparent)]
+    #[error("{0}")]
     Unsupported(#[from] Unsupported),
 }
 

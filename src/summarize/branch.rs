@@ -10,9 +10,10 @@ use super::prompts::{BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT};
 use super::serialize::{format_file_operations, serialize_conversation, FileOps};
 use super::tokens::estimate_tokens;
 use super::{check_reply, parse_all, project_entry, reply_text, SummaryError};
+use crate::llm::{Provider, StreamEvent};
 use crate::session::entry::{EntryType, Role};
 use crate::session::format::Unreadable;
-use crate::session::projection::convert_to_llm;
+use crate::session::projection::{convert_to_llm, Projection};
 use crate::session::{js, Session};
 use crate::session::{EntryIdx, LineNo};
 
@@ -250,6 +251,113 @@ pub fn context_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>,
     Ok(out)
 }
 
+/// Everything summarizing a branch takes from the session: what pi's `navigateTree` would
+/// summarize leaving `from` for `target`, within the token budget.
+pub struct Plan {
+    pub from: EntryIdx,
+    pub target: EntryIdx,
+    /// The context at `from` (its thinking level and model decide the request).
+    pub from_projection: Projection,
+    pub collected: Collected,
+    pub prepared: Prepared,
+    pub reserve_tokens: u64,
+    /// The context window less the reserve.
+    pub token_budget: i64,
+}
+
+impl Plan {
+    /// Reads what leaving `from` for `target` summarizes in a context `window` less
+    /// `reserve_tokens`.
+    pub fn new(
+        s: &Session,
+        from: EntryIdx,
+        target: EntryIdx,
+        from_projection: Projection,
+        window: u64,
+        reserve_tokens: u64,
+    ) -> Result<Plan, Unreadable> {
+        let token_budget = window as i64 - reserve_tokens as i64;
+        let collected = collect(s, from, target);
+        let prepared = prepare(s, collected.summarized(), token_budget)?;
+        Ok(Plan { from, target, from_projection, collected, prepared, reserve_tokens, token_budget })
+    }
+
+    /// Nothing to summarize: the target is the old leaf, or on its path (pi then moves
+    /// the leaf and writes nothing).
+    pub fn nothing(&self) -> bool {
+        self.collected.summarized().is_empty()
+    }
+}
+
+impl Collected {
+    /// The entries a summary covers (none when the target is the old leaf itself).
+    pub fn summarized(&self) -> &[EntryIdx] {
+        if self.same_entry() {
+            &[]
+        } else {
+            &self.entries
+        }
+    }
+}
+
+/// A branch summary made, and the `details` its entry records.
+pub struct Made {
+    pub summary: Summary,
+    /// `{readFiles, modifiedFiles}`, and `generator` for a summary made without a model.
+    pub details: Value,
+}
+
+/// The summary of `plan`: pi's request to `provider` (its prompt `prompt`), or without a
+/// provider one made offline from the entries. No message to summarize: pi's
+/// "No content to summarize", with no model call.
+pub fn summarize(
+    s: &Session,
+    plan: &Plan,
+    prompt: &str,
+    provider: Option<&dyn Provider>,
+    thinking_level: Option<&str>,
+    events: &mut dyn FnMut(&StreamEvent),
+) -> Result<Made, SummaryError> {
+    let mut generator = None;
+    let summary = if plan.prepared.messages.is_empty() {
+        empty_summary()
+    } else if let Some(provider) = provider {
+        let reply = super::complete(provider, prompt, thinking_level, events)?;
+        summary_from_reply(&plan.prepared, &reply)?
+    } else {
+        generator = Some(super::offline::GENERATOR);
+        let messages = context_messages(s, &plan.collected.entries)?;
+        summary_from_text(&plan.prepared, &super::offline::summarize(&messages, None), None)
+    };
+    let mut details = serde_json::json!({"readFiles": summary.read_files, "modifiedFiles": summary.modified_files});
+    if let Some(g) = generator {
+        details["generator"] = g.into();
+    }
+    Ok(Made { summary, details })
+}
+
+/// Appends `made` where `plan` puts it: under the new leaf, as navigateTree writes it,
+/// with a label entry for it when `label` is given.
+pub fn append_made(
+    path: &std::path::Path,
+    force: bool,
+    s: &Session,
+    plan: &Plan,
+    made: &Made,
+    label: Option<&str>,
+) -> anyhow::Result<Appended> {
+    let from_id = s.named_id(plan.from)?.to_string();
+    let parent = match &plan.collected.new_leaf {
+        NewLeaf::Entry(i) => Some(s.named_id(*i)?.to_string()),
+        NewLeaf::Root => None,
+        NewLeaf::Missing(id) => anyhow::bail!(
+            "Entry {id} not found (the parent of {}); pi would refuse to write the summary",
+            s.display_id(plan.target)
+        ),
+    };
+    append(path, force, parent.as_deref(), &from_id, &made.summary, made.details.clone(), label)
+}
+
 /// A `branch_summary` entry written to a file (and its label entry, when one was asked for).
 #[derive(Debug)]
 pub struct Appended {
@@ -273,8 +381,7 @@ pub fn append(
     details: Value,
     label: Option<&str>,
 ) -> anyhow::Result<Appended> {
-    use crate::formats::pi::write::{label_entry, new_entry_id};
-    use crate::session::write::{self, AppendError};
+    use crate::session::write::{self, AppendError, SummaryEntry};
     let mut written = None;
     let at = write::append_to_session(path, force, crate::formats::all(), |now| {
         if let Some(p) = parent {
@@ -282,27 +389,17 @@ pub fn append(
                 return Err(AppendError::Refused(format!("Entry {p} not found")).into());
             }
         }
-        let id = new_entry_id(|id| now.get(id).is_some());
-        let e = super::entry::branch_summary(
-            &id,
-            parent,
-            &write::now_iso(),
+        let entry = SummaryEntry::Branch {
             from_id,
-            &summary.summary,
-            details,
-            summary.usage.as_ref(),
-        );
-        let mut lines = vec![super::entry::line(&e)];
-        let mut label_id = None;
-        if let Some(l) = label {
-            let lid = new_entry_id(|x| x == id || now.get(x).is_some());
-            lines.push(label_entry(&lid, Some(&id), &write::now_iso(), &id, Some(l.trim())));
-            label_id = Some(lid);
-        }
-        written = Some((id, e, label_id));
+            summary: &summary.summary,
+            details: &details,
+            usage: summary.usage.as_ref(),
+        };
+        let made = now.dialect().writer().map_err(AppendError::from)?.summary_lines(now, parent, &entry, label)?;
+        let lines = std::mem::take(&mut written.insert(made).lines);
         Ok::<_, anyhow::Error>(lines)
     })
     .map_err(|e| e.context(format!("could not append the summary to {}", path.display())))?;
-    let (id, entry, label_id) = written.expect("set before writing");
-    Ok(Appended { id, line: at.first_line, entry, label_id })
+    let made = written.expect("set before writing");
+    Ok(Appended { id: made.id, line: at.first_line, entry: made.entry, label_id: made.label_id })
 }

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::prompts::{update_summarization_prompt, SUMMARIZATION_PROMPT, TURN_PREFIX_SUMMARIZATION_PROMPT};
 use super::serialize::{format_file_operations, serialize_conversation, FileOps};
 use super::tokens::{estimate_projected_context_tokens, estimate_tokens, ContextEstimate};
-use super::{check_reply, combine_usage, complete, reply_text, SummaryError};
+use super::{check_reply, combine_usage, complete, offline, reply_text, SummaryError};
 use crate::formats::pi::context::entry_messages;
 use crate::llm::{Provider, StreamEvent};
 use crate::session::entry::{EntryType, Role};
@@ -478,14 +478,48 @@ pub fn compact(
     Ok(Compacted { summary: prep.assemble(history.as_deref(), prefix.as_deref()), usage })
 }
 
-/// What a compaction entry says, besides where it goes.
-pub struct Made<'m> {
-    pub summary: &'m str,
-    pub first_kept: Value,
+/// A compaction's summary, made by a model or without one.
+pub struct Summarized {
+    pub summary: String,
+    pub usage: Option<Value>,
+    /// The entry's `details`: pi's file lists, and `generator` for a summary made
+    /// without a model.
     pub details: Value,
-    pub usage: Option<&'m Value>,
-    /// The path's current system message, which pi keeps in the compaction.
-    pub system_message: Option<Value>,
+}
+
+/// The summary of `prep`: asked of `provider` as pi's `compact()` asks, or without one
+/// made offline (a deterministic summary in pi's layout, marked in `details.generator`).
+pub fn summarize(
+    prep: &Preparation,
+    provider: Option<&dyn Provider>,
+    custom_instructions: Option<&str>,
+    thinking_level: Option<&str>,
+    events: &mut dyn FnMut(&StreamEvent),
+) -> Result<Summarized, SummaryError> {
+    let mut details = prep.details();
+    let (summary, usage) = match provider {
+        Some(p) => {
+            let c = compact(prep, p, custom_instructions, thinking_level, events)?;
+            (c.summary, c.usage)
+        }
+        None => {
+            details["generator"] = offline::GENERATOR.into();
+            (offline_summary(prep), None)
+        }
+    };
+    Ok(Summarized { summary, usage, details })
+}
+
+/// The offline summary, assembled as `compact()` assembles a model's.
+fn offline_summary(prep: &Preparation) -> String {
+    let previous = prep.previous_summary.as_ref().and_then(Value::as_str);
+    let history = prep
+        .requests(None)
+        .iter()
+        .any(|r| r.kind == RequestKind::History)
+        .then(|| offline::summarize(&prep.messages_to_summarize, previous));
+    let prefix = prep.summarizes_prefix().then(|| offline::summarize_turn_prefix(&prep.turn_prefix_messages));
+    prep.assemble(history.as_deref(), prefix.as_deref())
 }
 
 /// A compaction entry written to a file.
@@ -496,19 +530,26 @@ pub struct Appended {
     pub entry: Value,
 }
 
-/// Appends pi's `compaction` entry under `leaf_id`, as `compact()` writes it. The file must
-/// still hold the leaf; when the leaf was the file's last entry (`was_last`), it must still
-/// be (the session did not grow while the summary was made).
+/// Appends the compaction of `plan` to `path` as `compact()` writes it: under the plan's
+/// leaf, keeping the path's current system message. The file must still hold the leaf;
+/// when the leaf was the file's last entry, it must still be (the session did not grow
+/// while the summary was made).
 pub fn append(
     path: &std::path::Path,
     force: bool,
-    leaf_id: &str,
-    was_last: bool,
+    s: &Session,
+    plan: &Plan,
     prep: &Preparation,
-    made: &Made,
+    made: &Summarized,
 ) -> anyhow::Result<Appended> {
-    use crate::formats::pi::write::new_entry_id;
-    use crate::session::write::{self, AppendError};
+    use anyhow::Context;
+
+    use crate::session::write::{self, AppendError, SummaryEntry};
+    let leaf_id = s.named_id(plan.leaf)?.to_string();
+    let leaf_id = leaf_id.as_str();
+    let was_last = s.default_leaf() == Some(plan.leaf);
+    let system_message = crate::session::system::current_system_message(&plan.projection.messages);
+    let first_kept = s.id_value(prep.first_kept_entry);
     let mut written = None;
     let at = write::append_to_session(path, force, crate::formats::all(), |now| {
         if now.get(leaf_id).is_none() {
@@ -520,22 +561,20 @@ pub fn append(
             ))
             .into());
         }
-        let id = new_entry_id(|id| now.get(id).is_some());
-        let e = super::entry::compaction(
-            &id,
-            Some(leaf_id),
-            &write::now_iso(),
-            made.summary,
-            made.first_kept.clone(),
-            prep.tokens_before,
-            made.details.clone(),
-            made.usage,
-            made.system_message.clone(),
-        );
-        let line = super::entry::line(&e);
-        written = Some((id, e));
-        Ok::<_, anyhow::Error>(vec![line])
-    })?;
-    let (id, entry) = written.expect("set before writing");
-    Ok(Appended { id, line: at.first_line, entry })
+        let entry = SummaryEntry::Compaction {
+            summary: &made.summary,
+            first_kept: &first_kept,
+            tokens_before: prep.tokens_before,
+            details: &made.details,
+            usage: made.usage.as_ref(),
+            system_message: system_message.as_ref(),
+        };
+        let lines =
+            now.dialect().writer().map_err(AppendError::from)?.summary_lines(now, Some(leaf_id), &entry, None)?;
+        let lines = std::mem::take(&mut written.insert(lines).lines);
+        Ok::<_, anyhow::Error>(lines)
+    })
+    .with_context(|| format!("could not append the compaction to {}", path.display()))?;
+    let made = written.expect("set before writing");
+    Ok(Appended { id: made.id, line: at.first_line, entry: made.entry })
 }

@@ -15,7 +15,8 @@
 
 pub mod branch;
 pub mod compaction;
-pub mod entry;
+// Until the agent's own writer moves behind the format seam.
+pub use crate::formats::pi::entries as entry;
 pub mod model;
 pub mod models;
 pub mod offline;
@@ -42,8 +43,21 @@ pub enum SummaryError {
     /// to call a tool`, …).
     #[error("{0}")]
     Failed(String),
-    #[error(transparent)]
+    #[error("{0}")]
     Llm(#[from] LlmError),
+    /// An entry to summarize cannot be read.
+    #[error("{0}")]
+    Unreadable(#[from] Unreadable),
+}
+
+impl SummaryError {
+    /// The error a command stops with: an aborted request says that nothing was written.
+    pub fn nothing_written(self) -> anyhow::Error {
+        match self {
+            SummaryError::Aborted => anyhow::anyhow!("the summary request was aborted; nothing written"),
+            e => e.into(),
+        }
+    }
 }
 
 /// Entries parsed whole, in the order given.

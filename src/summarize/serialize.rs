@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::text::{content_text, slice_head, sort_utf16, utf16_len};
 use crate::session::js;
@@ -73,15 +73,22 @@ impl FileOps {
         sort_utf16(&mut modified);
         (read, modified)
     }
+}
 
-    /// The sets, sorted, as the oracle prints them: `{read, written, edited}`.
-    pub fn to_json(&self) -> Value {
+/// The three sets as sorted lists (`{read, written, edited}`), as pi-oracle prints them.
+impl serde::Serialize for FileOps {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
         let sorted = |s: &BTreeSet<String>| {
             let mut v: Vec<String> = s.iter().cloned().collect();
             sort_utf16(&mut v);
             v
         };
-        json!({"read": sorted(&self.read), "written": sorted(&self.written), "edited": sorted(&self.edited)})
+        let mut st = ser.serialize_struct("FileOps", 3)?;
+        st.serialize_field("read", &sorted(&self.read))?;
+        st.serialize_field("written", &sorted(&self.written))?;
+        st.serialize_field("edited", &sorted(&self.edited))?;
+        st.end()
     }
 }
 
@@ -163,6 +170,8 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -163,36 +163,3 @@ fn branch_summaries_wrap_the_reply() {
     assert!(p.ends_with(prompts::BRANCH_SUMMARY_PROMPT));
     assert_eq!(branch::prompt(&branch::Prepared::default(), None, false), None);
 }
-
-#[test]
-fn entries_are_written_in_pis_key_order() {
-    let e = entry::branch_summary(
-        "abcd1234",
-        None,
-        "2026-01-01T00:00:00.000Z",
-        "ffff0000",
-        "S",
-        json!({"readFiles": [], "modifiedFiles": []}),
-        None,
-    );
-    assert_eq!(
-        entry::line(&e),
-        r#"{"type":"branch_summary","id":"abcd1234","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","fromId":"ffff0000","summary":"S","details":{"readFiles":[],"modifiedFiles":[]},"fromHook":false}"#
-    );
-    let sys = json!({"role": "system", "content": "", "sections": {"a": "A"}, "timestamp": 5});
-    let e = entry::compaction(
-        "c",
-        Some("p"),
-        "2026-01-01T00:00:01.000Z",
-        "S",
-        json!("k"),
-        10.0,
-        json!({}),
-        Some(&json!({"input": 1})),
-        Some(sys),
-    );
-    assert_eq!(
-        entry::line(&e),
-        r#"{"type":"compaction","id":"c","parentId":"p","timestamp":"2026-01-01T00:00:01.000Z","summary":"S","firstKeptEntryId":"k","tokensBefore":10,"details":{},"usage":{"input":1},"fromHook":false,"systemMessage":{"role":"system","content":"","sections":{"a":"A"},"timestamp":1767225601000}}"#
-    );
-}

@@ -2,7 +2,7 @@
 //! UTF-16 units), `calculateContextTokens`, `estimateContextTokens` and
 //! `estimateProjectedContextTokens`.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::text::{stringify_len, utf16_len};
 use crate::session::entry::EntryType;
@@ -100,24 +100,17 @@ fn assistant_usage(m: &Value) -> Option<&Value> {
 }
 
 /// `estimateContextTokens` / `estimateProjectedContextTokens`' result.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ContextEstimate {
+    #[serde(serialize_with = "js::serialize_number")]
     pub tokens: f64,
+    #[serde(serialize_with = "js::serialize_number")]
     pub usage_tokens: f64,
+    #[serde(serialize_with = "js::serialize_number")]
     pub trailing_tokens: f64,
     /// Index of the message whose usage was used.
     pub last_usage_index: Option<usize>,
-}
-
-impl ContextEstimate {
-    pub fn to_json(self) -> Value {
-        json!({
-            "tokens": js::number(self.tokens),
-            "usageTokens": js::number(self.usage_tokens),
-            "trailingTokens": js::number(self.trailing_tokens),
-            "lastUsageIndex": self.last_usage_index,
-        })
-    }
 }
 
 /// `estimateContextTokens(messages)`: the last usable assistant usage plus the estimates
@@ -174,6 +167,8 @@ pub fn estimate_projected_context_tokens(s: &Session, projection: &Projection) -
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -33,6 +33,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("defects::10_messages_say_what_is_wrong", messages),
         Trial::test("defects::11_label_at_twice", label_twice),
         Trial::test("defects::12_a_file_shrunk_while_read", shrunk_while_read),
+        Trial::test("defects::exit_status_of_a_provider_failure", provider_failure_status),
     ]
 }
 
@@ -627,4 +628,36 @@ fn shrunk_while_read() -> TestResult {
     check(rewrites > 10, || format!("only {rewrites} rewrites: the test did not test"))?;
     eprintln!("defects::12: {answered} answers ({whole} of the whole file), {changed} refusals, {rewrites} rewrites");
     check(answered + changed == 20, || format!("{answered} answers, {changed} refusals"))
+}
+
+/// A model provider that refuses is exit status 3 (README), for each command that asks
+/// one, however deep in the error the provider's failure sits; a missing key is a usage
+/// error (2): nothing was sent.
+fn provider_failure_status() -> TestResult {
+    let session = testdata().join("pi-1.6.0/03-tree-branches.jsonl");
+    let f = s(&session);
+    let refused = r#"{"type":"error","error":{"type":"invalid_request_error","message":"no"}}"#;
+    let commands: [&[&str]; 2] = [&["summarize", f, "@", "root"], &["compact", f, "--keep-recent", "1"]];
+    for args in commands {
+        let server = ScriptedServer::start(vec![Reply::status(400, refused)]);
+        let out = pisces()
+            .args(args)
+            .args(["--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+            .args(["--api-key-env", "PISCES_TEST_KEY"])
+            .env("PISCES_TEST_KEY", "test-key")
+            .output()?;
+        no_panic(&out)?;
+        check(out.status.code() == Some(3), || format!("{args:?}: exit {:?}: {}", out.status.code(), stderr(&out)))?;
+        check(server.requests().len() == 1, || format!("{args:?}: {} requests", server.requests().len()))?;
+        let out = pisces()
+            .args(args)
+            .args(["--model", "anthropic/claude-sonnet-4-5", "--base-url", &server.url()])
+            .args(["--api-key-env", "PISCES_TEST_UNSET_KEY"])
+            .env_remove("PISCES_TEST_UNSET_KEY")
+            .output()?;
+        check(out.status.code() == Some(2), || {
+            format!("{args:?} without a key: exit {:?}: {}", out.status.code(), stderr(&out))
+        })?;
+    }
+    Ok(())
 }

@@ -89,19 +89,7 @@ pub fn resolve_path(input: &str, base: &Path, home: Option<&Path>) -> String {
     out
 }
 
-/// The text pi's `/fork` puts back in the editor for a user message: a string content as
-/// it is, else its text blocks joined with nothing between them.
-pub fn user_text(message: &Value) -> String {
-    match message.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => String::new(),
-    }
-}
+pub use crate::session::system::user_text;
 
 /// The new session for the path root..=`leaf` (`None`: an empty session, as pi's `/fork`
 /// makes for a first user message).

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::fork::{self, resolve_path};
-use super::Pi;
+use super::{entries, Pi};
 use crate::env::Env;
 use crate::session::entry::EntryIdx;
-use crate::session::write::{now_iso, random_u64, AppendError, Fork, ForkError, ForkFile, NewSession, Shape, Writer};
+use crate::session::write::{
+    now_iso, random_u64, AppendError, Fork, ForkError, ForkFile, NewSession, Shape, SummaryEntry, SummaryLines, Writer,
+};
 use crate::session::Session;
 
 impl Writer for Pi {
@@ -80,6 +82,44 @@ impl Writer for Pi {
         let id = new_entry_id(|id| s.get(id).is_some());
         let line = label_entry(&id, parent, &now_iso(), target_id, label);
         Ok((id, line))
+    }
+
+    fn summary_lines(
+        &self,
+        s: &Session,
+        parent: Option<&str>,
+        summary: &SummaryEntry,
+        label: Option<&str>,
+    ) -> Result<SummaryLines, AppendError> {
+        self.check_append(s)?;
+        let id = new_entry_id(|id| s.get(id).is_some());
+        let now = now_iso();
+        let entry = match *summary {
+            SummaryEntry::Branch { from_id, summary, details, usage } => {
+                entries::branch_summary(&id, parent, &now, from_id, summary, details.clone(), usage)
+            }
+            SummaryEntry::Compaction { summary, first_kept, tokens_before, details, usage, system_message } => {
+                entries::compaction(
+                    &id,
+                    parent,
+                    &now,
+                    summary,
+                    first_kept.clone(),
+                    tokens_before,
+                    details.clone(),
+                    usage,
+                    system_message.cloned(),
+                )
+            }
+        };
+        let mut lines = vec![entries::line(&entry)];
+        let mut label_id = None;
+        if let Some(l) = label {
+            let lid = new_entry_id(|x| x == id || s.get(x).is_some());
+            lines.push(label_entry(&lid, Some(&id), &now_iso(), &id, Some(l.trim())));
+            label_id = Some(lid);
+        }
+        Ok(SummaryLines { id, entry, label_id, lines })
     }
 }
 
