@@ -32,9 +32,11 @@ fn shrank(by: usize) {
     CURRENT.fetch_sub(by, Relaxed);
 }
 
+// SAFETY: every call is passed to the system allocator unchanged; only sizes are counted.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
+        // SAFETY: the caller's contract for this method is passed on to System unchanged.
+        let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             grew(layout.size());
         }
@@ -42,7 +44,8 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
+        // SAFETY: the caller's contract for this method is passed on to System unchanged.
+        let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             grew(layout.size());
         }
@@ -50,12 +53,14 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
+        // SAFETY: the caller's contract for this method is passed on to System unchanged.
+        unsafe { System.dealloc(ptr, layout) };
         shrank(layout.size());
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
+        // SAFETY: the caller's contract for this method is passed on to System unchanged.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             // Counted as the change in size (a moving realloc briefly holds both blocks
             // inside the system allocator; that transient is not counted).

@@ -15,7 +15,7 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
 use super::{sanitize, Paint, Ui};
-use crate::session::rows::Tone;
+use crate::session::rows::{Text, Tone};
 use crate::session::view::{TreeView, NO_GUTTER};
 use crate::session::{EntryIdx, LineNo, Session};
 
@@ -209,10 +209,10 @@ pub fn write_text(
         viewport = width.saturating_sub(cols_width);
         let mut max_body = 0usize;
         let mut anchor = None;
-        for item in &items {
+        with_texts(view, &items, |item, text| {
             let mut segs: Vec<Seg> = Vec::with_capacity(8);
             let (prefix, cols) = item_prefix(&mut painter, item);
-            let a = body(prefix, cols, view, item, &mut segs);
+            let a = body(prefix, cols, view, item, text, &mut segs);
             let w: usize = segs.iter().map(|(_, s)| str_width(s)).sum();
             max_body = max_body.max(w);
             if let Item::Row(i) = item {
@@ -220,7 +220,8 @@ pub fn write_text(
                     anchor = Some(a);
                 }
             }
-        }
+            Ok(())
+        })?;
         let max_scroll = max_body.saturating_sub(viewport);
         if let (Some(anchor), true) = (anchor, max_scroll > 0) {
             let min_visible = (viewport / 3).clamp(4, 20);
@@ -232,7 +233,7 @@ pub fn write_text(
         }
     }
 
-    for item in &items {
+    with_texts(view, &items, |item, text| {
         cols.clear();
         let entry = match item {
             Item::Row(i) => Some(view.rows[*i].entry),
@@ -250,7 +251,7 @@ pub fn write_text(
         }
         let mut segs: Vec<Seg> = Vec::with_capacity(8);
         let (prefix, prefix_cols) = item_prefix(&mut painter, item);
-        body(prefix, prefix_cols, view, item, &mut segs);
+        body(prefix, prefix_cols, view, item, text, &mut segs);
         match opts.width {
             None => {
                 if !cols.is_empty() {
@@ -270,7 +271,38 @@ pub fn write_text(
                 write_segs(out, ui, &body_cut)?;
             }
         }
-        out.write_all(b"\n")?;
+        out.write_all(b"\n")
+    })
+}
+
+/// How many rows' texts are made at a time: enough to split over two threads, few enough
+/// that they take little memory.
+const TEXT_CHUNK: usize = 16 * 1024;
+
+/// Calls `f` for each item with its row's text (`None` for a `--compact` run), the texts
+/// made a chunk at a time.
+fn with_texts(
+    view: &TreeView,
+    items: &[Item],
+    mut f: impl FnMut(&Item, Option<&Text>) -> io::Result<()>,
+) -> io::Result<()> {
+    for chunk in items.chunks(TEXT_CHUNK) {
+        let rows: Vec<usize> = chunk
+            .iter()
+            .filter_map(|item| match item {
+                Item::Row(i) => Some(*i),
+                Item::Run { .. } => None,
+            })
+            .collect();
+        let texts = view.texts(&rows);
+        let mut texts = texts.iter();
+        for item in chunk {
+            let text = match item {
+                Item::Row(_) => texts.next(),
+                Item::Run { .. } => None,
+            };
+            f(item, text)?;
+        }
     }
     Ok(())
 }
@@ -298,6 +330,7 @@ fn body<'t>(
     prefix_cols: usize,
     view: &'t TreeView<'t>,
     item: &Item,
+    text: Option<&'t Text>,
     segs: &mut Vec<Seg<'t>>,
 ) -> usize {
     let mut anchor = prefix_cols;
@@ -317,9 +350,11 @@ fn body<'t>(
             if let Some(label) = row.label {
                 segs.push((Some(Paint::Label), Cow::Owned(format!("[{}] ", clean(label)))));
             }
-            segs.push((tone_paint(row.text.head_tone), clean(&row.text.head)));
-            if !row.text.body.is_empty() {
-                segs.push((tone_paint(row.text.body_tone), clean(&row.text.body)));
+            if let Some(text) = text {
+                segs.push((tone_paint(text.head_tone), clean(&text.head)));
+                if !text.body.is_empty() {
+                    segs.push((tone_paint(text.body_tone), clean(&text.body)));
+                }
             }
         }
         Item::Run { first, count } => {
@@ -547,7 +582,81 @@ struct TreeDocument<'a> {
     leaf_id: Value,
     filter: &'a str,
     roots: Vec<Value>,
-    nodes: Vec<Node<'a>>,
+    nodes: Nodes<'a>,
+}
+
+/// The nodes, serialized as they are made (a chunk of texts at a time), so that the whole
+/// list never exists at once.
+struct Nodes<'a> {
+    session: &'a Session<'a>,
+    view: &'a TreeView<'a>,
+}
+
+impl Serialize for Nodes<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let (session, view) = (self.session, self.view);
+        let mut seq = ser.serialize_seq(Some(view.rows.len()))?;
+        let all: Vec<usize> = (0..view.rows.len()).collect();
+        for chunk in all.chunks(TEXT_CHUNK) {
+            for (&i, text) in chunk.iter().zip(view.texts(chunk)) {
+                let r = &view.rows[i];
+                seq.serialize_element(&Node {
+                    id: session.id_value(r.entry),
+                    parent_id: r.parent.map_or(Value::Null, |p| session.id_value(p)),
+                    kind: kind_value(session, r.entry),
+                    role: role_value(session, r.entry),
+                    text: text.to_plain(),
+                    label: r.label,
+                    depth: r.depth,
+                    on_active_path: r.active,
+                    folded: r.folded,
+                    line: session.entries[r.entry].line,
+                    children: view.children_of(r.entry).iter().map(|&c| session.id_value(c)).collect(),
+                })?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The entry's `type` as written (`null` for a line that is no object).
+fn kind_value(session: &Session, e: EntryIdx) -> Value {
+    use crate::session::EntryType;
+    match session.entries[e].kind {
+        EntryType::Other | EntryType::Missing => {
+            session.parse(e).ok().and_then(|v| v.get("type").cloned()).unwrap_or(Value::Null)
+        }
+        EntryType::NotObject => Value::Null,
+        k => Value::from(k.name()),
+    }
+}
+
+/// A message's `role` as pi holds it; the index knows the usual ones, so only an unusual
+/// role costs a parse of the entry.
+fn role_value(session: &Session, e: EntryIdx) -> Value {
+    use crate::session::{EntryType, Role};
+    let meta = &session.entries[e];
+    if meta.kind != EntryType::Message {
+        return Value::Null;
+    }
+    let known = match meta.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::ToolResult => "toolResult",
+        Role::System => "system",
+        Role::BashExecution => "bashExecution",
+        Role::Custom => "custom",
+        // A version-2 `hookMessage` is migrated when read; other roles are kept as written.
+        Role::HookMessage | Role::Other | Role::None => {
+            return session
+                .parse(e)
+                .ok()
+                .and_then(|v| v.get("message").and_then(|m| m.get("role")).cloned())
+                .unwrap_or(Value::Null)
+        }
+    };
+    Value::from(known)
 }
 
 #[derive(Serialize)]
@@ -575,40 +684,7 @@ pub fn write_json(
     leaf: Option<EntryIdx>,
     filter: &str,
 ) -> io::Result<()> {
-    let kind = |e: EntryIdx| -> Value {
-        let meta = &session.entries[e];
-        match meta.kind {
-            crate::session::EntryType::Other | crate::session::EntryType::Missing => {
-                session.parse(e).ok().and_then(|v| v.get("type").cloned()).unwrap_or(Value::Null)
-            }
-            crate::session::EntryType::NotObject => Value::Null,
-            k => Value::from(k.name()),
-        }
-    };
-    let role = |e: EntryIdx| -> Value {
-        let meta = &session.entries[e];
-        if meta.kind != crate::session::EntryType::Message {
-            return Value::Null;
-        }
-        session.parse(e).ok().and_then(|v| v.get("message").and_then(|m| m.get("role")).cloned()).unwrap_or(Value::Null)
-    };
-    let nodes = view
-        .rows
-        .iter()
-        .map(|r| Node {
-            id: session.id_value(r.entry),
-            parent_id: r.parent.map_or(Value::Null, |p| session.id_value(p)),
-            kind: kind(r.entry),
-            role: role(r.entry),
-            text: r.text.to_plain(),
-            label: r.label,
-            depth: r.depth,
-            on_active_path: r.active,
-            folded: r.folded,
-            line: session.entries[r.entry].line,
-            children: view.children_of(r.entry).iter().map(|&c| session.id_value(c)).collect(),
-        })
-        .collect();
+    let nodes = Nodes { session, view };
     let doc = TreeDocument {
         version: 1,
         file: &session.file,
@@ -648,31 +724,48 @@ pub fn write_dot(out: &mut dyn Write, session: &Session, view: &TreeView) -> io:
     // Nodes are named by row (an entry pi attaches twice has two rows); an edge comes from
     // the latest row of the visible parent.
     let mut last_row: rustc_hash::FxHashMap<EntryIdx, usize> = rustc_hash::FxHashMap::default();
-    for (i, r) in view.rows.iter().enumerate() {
-        let mut text: String = r.text.to_plain();
-        if text.chars().count() > 60 {
-            text = format!("{}…", text.chars().take(59).collect::<String>());
+    let all: Vec<usize> = (0..view.rows.len()).collect();
+    for chunk in all.chunks(TEXT_CHUNK) {
+        for (&i, t) in chunk.iter().zip(view.texts(chunk)) {
+            dot_row(out, session, view, i, &t, &mut last_row)?;
         }
-        let label = match r.label {
-            Some(l) => format!("{}\n[{l}] {text}", session.display_id(r.entry)),
-            None => format!("{}\n{text}", session.display_id(r.entry)),
-        };
-        let fill = match r.text.head_tone {
-            Tone::User => "#e3f2fd",
-            Tone::Assistant => "#e8f5e9",
-            Tone::Tool => "#fff8e1",
-            Tone::Summary => "#f3e5f5",
-            _ => "white",
-        };
-        let active = if r.active { ", color=\"#1565c0\", penwidth=2.5" } else { "" };
-        writeln!(out, "  r{i} [label={}, fillcolor=\"{fill}\"{active}];", dot_str(&label))?;
-        if let Some(p) = r.parent.and_then(|p| last_row.get(&p)) {
-            let edge = if r.active && view.rows[*p].active { " [color=\"#1565c0\", penwidth=2.5]" } else { "" };
-            writeln!(out, "  r{p} -> r{i}{edge};")?;
-        }
-        last_row.insert(r.entry, i);
     }
     writeln!(out, "}}")
+}
+
+/// One row's node, and the edge from its visible parent's latest row.
+fn dot_row(
+    out: &mut dyn Write,
+    session: &Session,
+    view: &TreeView,
+    i: usize,
+    t: &Text,
+    last_row: &mut rustc_hash::FxHashMap<EntryIdx, usize>,
+) -> io::Result<()> {
+    let r = &view.rows[i];
+    let mut text: String = t.to_plain();
+    if text.chars().count() > 60 {
+        text = format!("{}…", text.chars().take(59).collect::<String>());
+    }
+    let label = match r.label {
+        Some(l) => format!("{}\n[{l}] {text}", session.display_id(r.entry)),
+        None => format!("{}\n{text}", session.display_id(r.entry)),
+    };
+    let fill = match t.head_tone {
+        Tone::User => "#e3f2fd",
+        Tone::Assistant => "#e8f5e9",
+        Tone::Tool => "#fff8e1",
+        Tone::Summary => "#f3e5f5",
+        _ => "white",
+    };
+    let active = if r.active { ", color=\"#1565c0\", penwidth=2.5" } else { "" };
+    writeln!(out, "  r{i} [label={}, fillcolor=\"{fill}\"{active}];", dot_str(&label))?;
+    if let Some(p) = r.parent.and_then(|p| last_row.get(&p)) {
+        let edge = if r.active && view.rows[*p].active { " [color=\"#1565c0\", penwidth=2.5]" } else { "" };
+        writeln!(out, "  r{p} -> r{i}{edge};")?;
+    }
+    last_row.insert(r.entry, i);
+    Ok(())
 }
 
 #[cfg(test)]

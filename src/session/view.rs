@@ -24,7 +24,7 @@ use super::entry::{EntryIdx, EntryType, Role};
 use super::format::{RowNeed, Unreadable};
 use super::index::Session;
 use super::js;
-use super::rows::{CallMap, Paths, Rows, Text, Tone};
+use super::rows::{CallMap, Paths, Rows, Text};
 
 /// pi's filter modes (`treeFilterMode`, Ctrl+D/T/U/L/A).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,11 +112,10 @@ pub struct Row<'s> {
     /// between the visible root and this row: its nesting level in the drawing.
     pub depth: u32,
     pub label: Option<&'s str>,
-    pub text: Text,
 }
 
-/// The visible tree, ready to draw.
-#[derive(Debug)]
+/// The visible tree, ready to draw. Row texts are made when drawn ([`TreeView::texts`]),
+/// not kept: half a million rows' texts would be most of the memory a big tree takes.
 pub struct TreeView<'s> {
     pub rows: Vec<Row<'s>>,
     /// More than one visible root: roots are drawn flush left without connectors.
@@ -129,9 +128,42 @@ pub struct TreeView<'s> {
     children: Children,
     /// Visible roots, in row order.
     pub roots: Vec<EntryIdx>,
+    /// Where the texts come from: the format's rows, pi's toolCallMap, the paths tool rows
+    /// shorten.
+    rows_of: &'s dyn Rows,
+    calls: CallMap<'s>,
+    home: String,
+    cwd: String,
 }
 
-impl TreeView<'_> {
+/// Rows whose texts are made on two threads (below it, one thread is faster).
+const PARALLEL_TEXTS: usize = 4096;
+
+impl<'s> TreeView<'s> {
+    /// The text of a row.
+    pub fn text(&self, row: &Row) -> Text {
+        self.rows_of.text(row.entry, &self.calls, &Paths { home: &self.home, cwd: &self.cwd })
+    }
+
+    /// The texts of the rows at `indices` (of [`TreeView::rows`]), in order; on two
+    /// threads for many rows. Renderers ask chunk by chunk, so only one chunk's texts
+    /// exist at a time.
+    pub fn texts(&self, indices: &[usize]) -> Vec<Text> {
+        let text = |&i: &usize| self.text(&self.rows[i]);
+        if indices.len() < PARALLEL_TEXTS {
+            return indices.iter().map(text).collect();
+        }
+        let (a, b) = indices.split_at(indices.len() / 2);
+        let (mut first, second) = std::thread::scope(|t| {
+            let second = t.spawn(|| b.iter().map(text).collect::<Vec<_>>());
+            let first: Vec<Text> = a.iter().map(text).collect();
+            // A panic on the other thread is a bug: surface it as this thread's.
+            (first, second.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        });
+        first.extend(second);
+        first
+    }
+
     /// pi's `displayIndent`: with several roots every level moves one to the left.
     pub fn display_indent(&self, row: &Row) -> u32 {
         if self.multiple_roots {
@@ -181,7 +213,7 @@ pub fn read_rows<'s>(session: &'s Session<'_>, opts: &Options) -> Result<Box<dyn
 }
 
 /// Builds the visible tree as pi's `/tree` selector shows it.
-pub fn build<'s>(session: &'s Session<'_>, rows_of: &dyn Rows, opts: &Options) -> TreeView<'s> {
+pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options) -> TreeView<'s> {
     let n = session.entries.len();
     let tree = PiTree::new(session, rows_of, opts.cycle_roots);
 
@@ -409,7 +441,6 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &dyn Rows, opts: &Options) -
 
     // Nesting levels (branch points above each row), in row order (parents come first).
     let mut level = vec![0u32; n];
-    let paths = Paths { home: &opts.home, cwd: &opts.cwd };
     let mut rows = Vec::with_capacity(filtered.len());
     for &k in &filtered {
         let f = &flats[k];
@@ -440,33 +471,27 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &dyn Rows, opts: &Options) -
             parent,
             depth,
             label: label_of(node),
-            text: Text::whole(String::new(), Tone::Plain),
         });
     }
-    // The texts, on two threads for large trees (half a million rows take a while).
-    let fill = |rows: &mut [Row]| {
-        for r in rows {
-            r.text = rows_of.text(r.entry, &tool_calls, &paths);
-        }
-    };
-    if rows.len() >= 50_000 {
-        let mid = rows.len() / 2;
-        let (a, b) = rows.split_at_mut(mid);
-        std::thread::scope(|t| {
-            t.spawn(|| fill(b));
-            fill(a);
-        });
-    } else {
-        fill(&mut rows);
+    TreeView {
+        rows,
+        multiple_roots,
+        gutters,
+        selected,
+        children,
+        roots,
+        rows_of,
+        calls: tool_calls,
+        home: opts.home.clone(),
+        cwd: opts.cwd.clone(),
     }
-    TreeView { rows, multiple_roots, gutters, selected, children, roots }
 }
 
 /// The view with `--around` and `--depth` turned into folds (each needs the drawn tree
 /// first, so the view is built again with them).
 pub fn build_focused<'s>(
     session: &'s Session<'_>,
-    rows: &dyn Rows,
+    rows: &'s dyn Rows,
     mut opts: Options,
     around: Option<EntryIdx>,
     depth: Option<u32>,

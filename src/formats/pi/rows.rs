@@ -70,8 +70,9 @@ enum Info<'a> {
         /// pi's `extractContent`: the text blocks joined, first 200 UTF-16 units.
         text: Option<Box<str>>,
         tool_call_id: Option<Cow<'a, str>>,
-        tool_name: Option<Value>,
-        command: Option<Value>,
+        // Boxed: rarely there, and a `Value` inline would double every entry's size.
+        tool_name: Option<Box<Value>>,
+        command: Option<Box<Value>>,
         undefined_parent: bool,
     },
     Assistant {
@@ -195,7 +196,7 @@ fn display_text(session: &Session, node: EntryIdx, info: &Info, calls: &CallMap,
                         match call {
                             Some(c) => Text::whole(format_tool_call(&c.name, c.arguments, paths), Tone::Tool),
                             None => {
-                                let name = match tool_name {
+                                let name = match tool_name.as_deref() {
                                     None | Some(Value::Null) => "tool".to_string(),
                                     Some(v) => js_str(Some(v)),
                                 };
@@ -204,7 +205,7 @@ fn display_text(session: &Session, node: EntryIdx, info: &Info, calls: &CallMap,
                         }
                     }
                     "bashExecution" => {
-                        let cmd = match command {
+                        let cmd = match command.as_deref() {
                             None | Some(Value::Null) => String::new(),
                             Some(v) => js_str(Some(v)),
                         };
@@ -291,8 +292,8 @@ fn searchable_text(session: &Session, node: EntryIdx, info: &Info, label: Option
                 if let Some(t) = text {
                     parts.push(t.to_string());
                 }
-                if role == "bashExecution" && js::truthy(command.as_ref()) {
-                    parts.push(js_str(command.as_ref()));
+                if role == "bashExecution" && js::truthy(command.as_deref()) {
+                    parts.push(js_str(command.as_deref()));
                 }
             }
             _ => {}
@@ -600,22 +601,26 @@ fn parse_all<'a>(session: &Session<'a>, pi: &Pi, need: RowNeed) -> Result<Vec<In
         }
         _ => n,
     };
-    let run = |range: std::ops::Range<usize>| -> Result<Vec<Info<'a>>, Unreadable> {
-        range.map(|i| parse_entry(session, pi, EntryIdx::new(i), need)).collect()
+    // One vector of the final size, each thread filling its half in place: collecting
+    // halves and joining them would hold the rows twice over at the peak.
+    let mut infos: Vec<Info<'a>> = Vec::new();
+    infos.resize_with(n, Info::default);
+    let run = |start: usize, out: &mut [Info<'a>]| -> Result<(), Unreadable> {
+        for (k, slot) in out.iter_mut().enumerate() {
+            *slot = parse_entry(session, pi, EntryIdx::new(start + k), need)?;
+        }
+        Ok(())
     };
-    let (a, b) = if split < n {
-        std::thread::scope(|t| {
-            let second = t.spawn(|| run(split..n));
-            let first = run(0..split);
-            // A panic on the other thread is a bug: surface it as this thread's.
-            (first, second.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-        })
-    } else {
-        (run(0..n), Ok(Vec::new()))
-    };
-    let mut a = a?;
-    a.extend(b?);
-    Ok(a)
+    let (a, b) = infos.split_at_mut(split);
+    let (first, second) = std::thread::scope(|t| {
+        let second = (!b.is_empty()).then(|| t.spawn(|| run(split, b)));
+        let first = run(0, a);
+        // A panic on the other thread is a bug: surface it as this thread's.
+        (first, second.map_or(Ok(()), |h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+    });
+    first?;
+    second?;
+    Ok(infos)
 }
 
 /// One entry's fields. Lines were validated when the file was read, so reading may stop
@@ -662,8 +667,8 @@ fn parse_entry<'a>(session: &Session<'a>, pi: &Pi, i: EntryIdx, need: RowNeed) -
                 role: role_name,
                 text: st.content_seen.then(|| st.acc.text.into_boxed_str()),
                 tool_call_id: st.tool_call_id,
-                tool_name: st.tool_name,
-                command: st.command,
+                tool_name: st.tool_name.map(Box::new),
+                command: st.command.map(Box::new),
                 undefined_parent,
             }
         }
