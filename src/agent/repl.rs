@@ -13,8 +13,9 @@ use std::sync::Arc;
 use anyhow::bail;
 use serde_json::{Map, Value};
 
-use super::run::{self, SessionWriter, Turn};
-use super::{interrupt, navigate, Tool, ToolContext};
+use super::run::{self, Turn};
+use super::writer::SessionWriter;
+use super::{compaction, interrupt, navigate, prompt, Tool, ToolContext};
 use crate::env::Env;
 use crate::llm::{self, CompactionSettings, ModelSpec, Provider, ProviderOptions, RetrySettings};
 use crate::render::transcript::{self, TranscriptHead};
@@ -195,13 +196,14 @@ impl Repl {
     fn prompt(&mut self, text: &str) -> anyhow::Result<()> {
         self.ensure_selection()?;
         let mut starting = Vec::new();
-        if let Some(sys) = run::system_patch(&self.context, &self.sections, &self.declarations) {
+        if let Some(sys) = prompt::system_patch(&self.context, &self.sections, &self.declarations) {
             starting.push(sys);
         }
-        starting.push(run::user_message(text));
+        starting.push(prompt::user_message(text));
         self.tool_ctx.abort.store(false, Ordering::SeqCst);
-        self.tool_ctx.session_env = run::session_env(&self.session_id, self.writer.path(), &self.spec, &self.thinking);
-        self.tool_ctx.model_without_images = run::model_without_images(&self.spec);
+        self.tool_ctx.session_env =
+            prompt::session_env(&self.session_id, self.writer.path(), &self.spec, &self.thinking);
+        self.tool_ctx.model_without_images = prompt::model_without_images(&self.spec);
         let mut printer = Printer { ui: self.ui.clone(), hide_thinking: self.hide_thinking, open: None };
         interrupt::running(true);
         let turn = Turn {
@@ -416,7 +418,7 @@ impl Repl {
             compaction: self.compaction,
         };
         let mut end = None;
-        let done = run::compact_now(&turn, &mut self.writer, &mut self.context, "manual", false, &mut |e| {
+        let done = compaction::compact_now(&turn, &mut self.writer, &mut self.context, "manual", false, &mut |e| {
             if e["type"] == "compaction_end" {
                 end = Some(e);
             }

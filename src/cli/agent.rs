@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 
 use super::{locate_arg, report_diagnostics, Ctx, ExitStatus};
 use crate::agent::interrupt;
-use crate::agent::run::{self, PromptOptions, Turn};
+use crate::agent::prompt::{self, PromptOptions};
+use crate::agent::run::{self, Turn};
 use crate::agent::target::{existing_target, new_target, summarize_left_branch, thinking_level, Setup};
 use crate::agent::{builtin_tools, ToolContext, ALL_TOOLS, DEFAULT_TOOLS};
 use crate::llm::{self, ModelSpec, PiConfig, ProviderOptions};
@@ -246,19 +247,19 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         append_system_prompt: args.append_system_prompt.clone(),
         agent_dir: ctx.env.pi_agent_dir.clone(),
     };
-    let sections = run::system_sections(&prompt_opts, &names);
+    let sections = prompt::system_sections(&prompt_opts, &names);
     let mut starting = Vec::new();
-    if let Some(sys) = run::system_patch(&target.context, &sections, &declarations) {
+    if let Some(sys) = prompt::system_patch(&target.context, &sections, &declarations) {
         starting.push(sys);
     }
-    starting.push(run::user_message(&prompt));
+    starting.push(prompt::user_message(&prompt));
 
     let mut tool_ctx = ToolContext::new(&target.cwd);
     tool_ctx.home = ctx.env.home.clone();
     tool_ctx.bash_timeout = args.bash_timeout.filter(|s| *s > 0.0).map(Duration::from_secs_f64);
     let session_id = target.header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-    tool_ctx.session_env = run::session_env(&session_id, target.writer.path(), &spec, &thinking);
-    tool_ctx.model_without_images = run::model_without_images(&spec);
+    tool_ctx.session_env = prompt::session_env(&session_id, target.writer.path(), &spec, &thinking);
+    tool_ctx.model_without_images = prompt::model_without_images(&spec);
 
     let mut out = std::io::stdout().lock();
     if args.mode == Mode::Json {
