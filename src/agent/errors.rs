@@ -1,8 +1,43 @@
 //! Error classes: which failed replies pi retries and which mean the context no longer
-//! fits (pi-reference §6.7, §7.5), read from an error assistant's text. The loop decides
-//! what to do with each class; this module only names them.
+//! fits (pi-reference §6.7, §7.5), read from an error assistant's text, and pi's wait
+//! before a retry. The loop acts on the class (records, omits, compacts, retries); this
+//! module only decides it.
+
+use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::llm::{CompactionSettings, RetrySettings};
+
+/// What an error assistant calls for, given pi's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The context no longer fits: compact the branch and call again (compaction is on).
+    Overflow,
+    /// A passing failure worth another call (retries are on).
+    Retryable,
+    /// Recorded as it is; the run ends.
+    Final,
+}
+
+/// The class of `error` (an error assistant's `errorMessage`). An overflow is never
+/// retried as such: with compaction off it is final.
+pub fn classify(error: &str, compaction: &CompactionSettings, retry: &RetrySettings) -> ErrorClass {
+    if compaction.enabled && is_context_overflow(error) {
+        ErrorClass::Overflow
+    } else if retry.enabled && is_retryable_error(error) {
+        ErrorClass::Retryable
+    } else {
+        ErrorClass::Final
+    }
+}
+
+/// pi's backoff before retry `attempt` (counted from 1): `baseDelayMs × 2^(attempt − 1)`,
+/// at most `maxAgentDelayMs`.
+pub fn retry_delay(retry: &RetrySettings, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+    retry.base_delay.saturating_mul(factor).min(retry.max_delay)
+}
 
 fn matches_any(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
@@ -107,4 +142,43 @@ pub fn is_retryable_error(error: &str) -> bool {
 
 pub(super) fn error_text(m: &Value) -> &str {
     m.get("errorMessage").and_then(Value::as_str).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(compaction: bool, retry: bool) -> (CompactionSettings, RetrySettings) {
+        let c = CompactionSettings { enabled: compaction, reserve_tokens: 16384, keep_recent_tokens: 20000 };
+        (c, RetrySettings { enabled: retry, ..RetrySettings::default() })
+    }
+
+    #[test]
+    fn overflow_wins_over_retry_and_is_never_retried() {
+        let overflow = "prompt is too long: 210000 tokens > 200000 maximum";
+        let (c, r) = settings(true, true);
+        assert_eq!(classify(overflow, &c, &r), ErrorClass::Overflow);
+        assert_eq!(classify("529 Overloaded", &c, &r), ErrorClass::Retryable);
+        assert_eq!(classify("invalid x-api-key", &c, &r), ErrorClass::Final);
+        let (c, r) = settings(false, true);
+        assert_eq!(classify(overflow, &c, &r), ErrorClass::Final);
+        let (c, r) = settings(true, false);
+        assert_eq!(classify("529 Overloaded", &c, &r), ErrorClass::Final);
+    }
+
+    #[test]
+    fn quota_and_status_codes_inside_numbers_are_not_retryable() {
+        assert!(!is_retryable_error("insufficient_quota: rate limit"));
+        assert!(!is_retryable_error("request 15290 failed"));
+        assert!(is_retryable_error("HTTP 503: upstream"));
+        assert!(is_retryable_error("Rate_Limit reached"));
+    }
+
+    #[test]
+    fn the_backoff_doubles_up_to_the_maximum() {
+        let r = RetrySettings::default();
+        let waits: Vec<u64> = (1..=7).map(|a| retry_delay(&r, a).as_millis() as u64).collect();
+        assert_eq!(waits, [2000, 4000, 8000, 16000, 32000, 60000, 60000]);
+        assert_eq!(retry_delay(&r, 200), r.max_delay);
+    }
 }

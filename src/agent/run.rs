@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::compaction::{compact_now, over_threshold};
-use super::errors::{error_text, is_context_overflow, is_retryable_error};
+use super::errors::{classify, error_text, retry_delay, ErrorClass};
 use super::stream::{call_model, Updates};
 use super::writer::SessionWriter;
 use super::{execute_tool_call, Tool, ToolContext, ToolOutput};
@@ -218,8 +218,8 @@ fn run_loop(
             .collect();
         if stop == "error" && !turn.tool_ctx.aborted() {
             let error = error_text(&assistant).to_string();
-            let overflow = turn.compaction.enabled && is_context_overflow(&error);
-            let retry = !overflow && turn.retry.enabled && is_retryable_error(&error);
+            let class = classify(&error, &turn.compaction, &turn.retry);
+            let (overflow, retry) = (class == ErrorClass::Overflow, class == ErrorClass::Retryable);
             if overflow && !overflow_tried {
                 overflow_tried = true;
                 emit(json!({"type": "turn_end", "message": assistant, "toolResults": []}));
@@ -251,8 +251,7 @@ fn run_loop(
             }
             if retry && retry_attempt < turn.retry.max_retries {
                 retry_attempt += 1;
-                let factor = 2u32.saturating_pow(retry_attempt - 1);
-                let wait = turn.retry.base_delay.saturating_mul(factor).min(turn.retry.max_delay);
+                let wait = retry_delay(&turn.retry, retry_attempt);
                 emit(json!({"type": "turn_end", "message": assistant, "toolResults": []}));
                 emit(json!({"type": "agent_end", "messages": run_messages, "willRetry": true}));
                 emit(
