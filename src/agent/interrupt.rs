@@ -6,6 +6,9 @@
 //! thread is blocked. It is installed once per process; in the REPL, after the line editor,
 //! which takes SIGINT for itself when it is created (at its prompt the terminal is raw and
 //! Ctrl-C is a key it reads).
+//!
+//! The handler says what it did ([`Interrupt`]) through the `show` it is given: the
+//! library never writes to the terminal itself.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,9 +18,18 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Whether a run is going (an interrupt then aborts it); else it only warns.
 static RUNNING: AtomicBool = AtomicBool::new(false);
 
-/// Installs the handler: the first interrupt sets `abort` while a run is going (and says so),
-/// a second one exits with status 130.
-pub fn install(abort: &Arc<AtomicBool>) {
+/// What an interrupt did, for the user to see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interrupt {
+    /// A run was going: it is being aborted.
+    Aborting,
+    /// Nothing was running: only a second one would do something (exit).
+    Idle,
+}
+
+/// Installs the handler: the first interrupt sets `abort` while a run is going, a second one
+/// exits with status 130. `show` tells the user; it runs on the handler's thread.
+pub fn install(abort: &Arc<AtomicBool>, show: fn(Interrupt)) {
     let abort = Arc::clone(abort);
     // An error here means a handler is already installed: the first one stays.
     let _ = ctrlc::set_handler(move || {
@@ -26,9 +38,9 @@ pub fn install(abort: &Arc<AtomicBool>) {
         }
         if RUNNING.load(Ordering::SeqCst) {
             abort.store(true, Ordering::SeqCst);
-            eprintln!("\naborting… (Ctrl-C again to exit at once)");
+            show(Interrupt::Aborting);
         } else {
-            eprintln!("\n(Ctrl-C again to exit)");
+            show(Interrupt::Idle);
         }
     });
 }

@@ -1,11 +1,11 @@
 //! `pisces agent` interactive mode: read prompts and slash commands line by line, run each
-//! prompt through [`run::run_prompt`] with its events streamed to the terminal.
+//! prompt through [`run::run_prompt`] with its events streamed to an [`Output`].
 //!
-//! On a terminal the line editor is rustyline (editing, history with up/down); through a
-//! pipe, lines are read as they come. Ctrl-C aborts the running turn (recorded as pi
-//! records aborts, by the loop); a second Ctrl-C (or one at the prompt after a hint) exits.
+//! Lines come from an [`Input`] (on a terminal, `render::agent`'s line editor; through a
+//! pipe, lines as they come). Ctrl-C aborts the running turn (recorded as pi records
+//! aborts, by the loop); a second Ctrl-C (or one at the prompt after a hint) exits.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,17 +13,33 @@ use std::sync::Arc;
 use anyhow::bail;
 use serde_json::{Map, Value};
 
-use super::run::{self, SessionWriter, Turn};
-use super::{interrupt, navigate, Tool, ToolContext};
+use super::output::{Notice, Output};
+use super::run::{self, Turn};
+use super::writer::SessionWriter;
+use super::{compaction, interrupt, navigate, prompt, Tool, ToolContext};
 use crate::env::Env;
 use crate::llm::{self, CompactionSettings, ModelSpec, Provider, ProviderOptions, RetrySettings};
-use crate::render::transcript::{self, TranscriptHead};
-use crate::render::tree::{self as draw, TextOptions};
-use crate::render::{sanitize, Paint, Ui};
 use crate::session::view::{self, Filter, Options};
 use crate::session::{rev, EntryIdx, EntryType, Role, Session, Source};
 
-/// Everything the REPL needs; the command builds it as it builds print mode's run.
+/// A line the REPL reads.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A prompt or a slash command (a trailing newline is trimmed by the REPL).
+    Text(String),
+    /// Ctrl-C at the prompt.
+    Interrupted,
+    /// The end of the input.
+    End,
+}
+
+/// Where the REPL's lines come from.
+pub trait Input {
+    fn read_line(&mut self) -> io::Result<Line>;
+}
+
+/// Everything the REPL needs; [`super::start::Agent::into_repl`] builds it from a run set up
+/// as print mode's is.
 pub struct Repl {
     pub writer: SessionWriter,
     /// The branch's AgentMessages at the writer's leaf.
@@ -48,94 +64,77 @@ pub struct Repl {
     pub compaction: CompactionSettings,
     pub max_turns: Option<u32>,
     pub cwd: PathBuf,
-    pub ui: Ui,
     /// The environment pisces started in.
     pub env: Env,
-    /// Show thinking as a one-line `[thinking…]` instead of streaming it.
-    pub hide_thinking: bool,
 }
 
-const HELP: &str = "\
+/// The slash commands, as `/help` shows them.
+pub const HELP: &str = "\
 commands: /tree  /path  /branch REV [summarize]  /fork  /compact  /label REV NAME
           /model PROVIDER/ID  /name NAME  /quit
           (anything else is a prompt; Ctrl-C aborts a turn, twice exits)";
 
 impl Repl {
-    /// Reads lines from standard input until `/quit` or end of input. The exit status is 0.
-    pub fn run(mut self) -> anyhow::Result<crate::exit::ExitStatus> {
-        let stdin = std::io::stdin();
-        let tty = stdin.is_terminal();
-        let mut input = stdin.lock();
-        let mut editor = if tty { rustyline::DefaultEditor::new().ok() } else { None };
-        // After the editor: it takes SIGINT for itself when created (and keeps it), but at
-        // its prompt the terminal is raw and Ctrl-C is a key; during a turn the signal is
-        // ours, to abort the turn.
-        interrupt::install(&self.tool_ctx.abort);
-        println!("pisces agent — {}/{} — session {}", self.spec.provider, self.spec.id, self.writer.path().display());
-        println!("{HELP}");
+    /// Reads lines from `input` until `/quit` or its end. The exit status is 0.
+    ///
+    /// `input` is made before this is called, and the Ctrl-C handler installed here after
+    /// it: a line editor takes SIGINT for itself when it is made (and keeps it), but at its
+    /// prompt the terminal is raw and Ctrl-C is a key; during a turn the signal is ours, to
+    /// abort the turn.
+    pub fn run(mut self, input: &mut dyn Input, out: &mut dyn Output) -> anyhow::Result<crate::exit::ExitStatus> {
+        interrupt::install(&self.tool_ctx.abort, out.on_interrupt());
+        out.notice(Notice::Welcome { model: &self.spec, session: self.writer.path() })?;
+        out.notice(Notice::Help)?;
         let mut interrupted_at_prompt = false;
         loop {
-            let mut line = String::new();
-            match editor.as_mut() {
-                Some(ed) => match ed.readline("> ") {
-                    Ok(l) => {
-                        interrupted_at_prompt = false;
-                        let _ = ed.add_history_entry(l.as_str());
-                        line = l;
-                    }
-                    // Ctrl-C at the prompt: a hint first, then exit (the editor reads the key
-                    // itself, so no signal reaches the turn's handler here).
-                    Err(rustyline::error::ReadlineError::Interrupted) => {
-                        if interrupted_at_prompt {
-                            break;
-                        }
-                        interrupted_at_prompt = true;
-                        eprintln!("(Ctrl-C again to exit, or /quit)");
-                        continue;
-                    }
-                    Err(_) => break,
-                },
-                None => {
-                    if tty {
-                        print!("> ");
-                        std::io::stdout().flush()?;
-                    }
-                    if input.read_line(&mut line)? == 0 {
+            let line = match input.read_line()? {
+                Line::Text(l) => {
+                    interrupted_at_prompt = false;
+                    l
+                }
+                // Ctrl-C at the prompt: a hint first, then exit (the editor reads the key
+                // itself, so no signal reaches the turn's handler here).
+                Line::Interrupted => {
+                    if interrupted_at_prompt {
                         break;
                     }
+                    interrupted_at_prompt = true;
+                    out.notice(Notice::ExitHint)?;
+                    continue;
                 }
-            }
+                Line::End => break,
+            };
             interrupt::reset();
             let line = line.trim_end_matches(['\n', '\r']);
             if line.trim().is_empty() {
                 continue;
             }
             let result = if let Some(cmd) = line.strip_prefix('/') {
-                match self.command(cmd.trim()) {
+                match self.command(cmd.trim(), out) {
                     Ok(true) => break,
                     Ok(false) => Ok(()),
                     Err(e) => Err(e),
                 }
             } else {
-                self.prompt(line)
+                self.prompt(line, out)
             };
             if let Err(e) = result {
-                eprintln!("{}", self.ui.paint(Paint::Error, &format!("error: {e:#}")));
+                out.notice(Notice::Failed(&e))?;
             }
         }
-        eprintln!("session: {}", self.writer.path().display());
+        out.notice(Notice::Bye { session: self.writer.path() })?;
         Ok(crate::exit::ExitStatus::Ok)
     }
 
     /// A slash command; `Ok(true)` quits.
-    fn command(&mut self, cmd: &str) -> anyhow::Result<bool> {
+    fn command(&mut self, cmd: &str, out: &mut dyn Output) -> anyhow::Result<bool> {
         let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
         let rest = rest.trim();
         match name {
             "quit" | "exit" | "q" => return Ok(true),
-            "help" => println!("{HELP}"),
-            "tree" => self.tree()?,
-            "path" => self.path()?,
+            "help" => out.notice(Notice::Help)?,
+            "tree" => self.tree(out)?,
+            "path" => self.path(out)?,
             "branch" => {
                 let (r, flag) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let summarize = match flag.trim() {
@@ -146,14 +145,14 @@ impl Repl {
                 if r.is_empty() {
                     bail!("/branch REV [summarize]: which entry?");
                 }
-                self.branch(r, summarize)?
+                self.branch(r, summarize, out)?
             }
             "label" => {
                 let (r, l) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 if r.is_empty() || l.trim().is_empty() {
                     bail!("/label REV NAME");
                 }
-                self.label(r, l.trim())?
+                self.label(r, l.trim(), out)?
             }
             "name" => {
                 let n = normalize_name(rest);
@@ -163,11 +162,11 @@ impl Repl {
                 let mut p = Map::new();
                 p.insert("name".into(), n.clone().into());
                 self.writer.append("session_info", p)?;
-                println!("session name: {n}");
+                out.notice(Notice::Named(&n))?;
             }
-            "model" => self.model(rest)?,
-            "compact" => self.compact()?,
-            "fork" => self.fork()?,
+            "model" => self.model(rest, out)?,
+            "compact" => self.compact(out)?,
+            "fork" => self.fork(out)?,
             _ => bail!("unknown command /{name}\n{HELP}"),
         }
         Ok(false)
@@ -192,17 +191,17 @@ impl Repl {
         Ok(())
     }
 
-    fn prompt(&mut self, text: &str) -> anyhow::Result<()> {
+    fn prompt(&mut self, text: &str, out: &mut dyn Output) -> anyhow::Result<()> {
         self.ensure_selection()?;
         let mut starting = Vec::new();
-        if let Some(sys) = run::system_patch(&self.context, &self.sections, &self.declarations) {
+        if let Some(sys) = prompt::system_patch(&self.context, &self.sections, &self.declarations) {
             starting.push(sys);
         }
-        starting.push(run::user_message(text));
+        starting.push(prompt::user_message(text));
         self.tool_ctx.abort.store(false, Ordering::SeqCst);
-        self.tool_ctx.session_env = run::session_env(&self.session_id, self.writer.path(), &self.spec, &self.thinking);
-        self.tool_ctx.model_without_images = run::model_without_images(&self.spec);
-        let mut printer = Printer { ui: self.ui.clone(), hide_thinking: self.hide_thinking, open: None };
+        self.tool_ctx.session_env =
+            prompt::session_env(&self.session_id, self.writer.path(), &self.spec, &self.thinking);
+        self.tool_ctx.model_without_images = prompt::model_without_images(&self.spec);
         interrupt::running(true);
         let turn = Turn {
             provider: Arc::clone(&self.provider),
@@ -215,12 +214,12 @@ impl Repl {
             retry: self.retry,
             compaction: self.compaction,
         };
-        let outcome = run::run_prompt(&turn, &mut self.writer, &mut self.context, starting, &mut |e| printer.event(&e));
+        let outcome = run::run_prompt(&turn, &mut self.writer, &mut self.context, starting, &mut |e| out.event(&e));
         interrupt::running(false);
-        printer.close();
+        out.end_events()?;
         let outcome = outcome?;
         if let Some(f) = &outcome.failure {
-            eprintln!("{}", self.ui.paint(Paint::Error, f));
+            out.notice(Notice::RunFailed(f))?;
         }
         self.tool_ctx.abort.store(false, Ordering::SeqCst);
         Ok(())
@@ -248,7 +247,7 @@ impl Repl {
         Ok(rev::resolve(session, r)?)
     }
 
-    fn tree(&self) -> anyhow::Result<()> {
+    fn tree(&self, out: &mut dyn Output) -> anyhow::Result<()> {
         let (source, _) = self.load()?;
         let session = crate::formats::pi::read(&source)?;
         let opts = Options {
@@ -262,42 +261,15 @@ impl Repl {
         };
         let rows = view::read_rows(&session, &opts)?;
         let view = view::build(&session, rows.as_ref(), &opts);
-        let mut out = std::io::stdout().lock();
-        let topts = TextOptions {
-            width: self.ui.width,
-            ids: true,
-            time: false,
-            compact: false,
-            max_levels: Some(crate::render::tree::MAX_LEVELS),
-        };
-        draw::write_text(&mut out, &self.ui, &session, &view, &topts)?;
-        out.flush()?;
+        out.tree(&session, &view)?;
         Ok(())
     }
 
-    fn path(&self) -> anyhow::Result<()> {
+    fn path(&self, out: &mut dyn Output) -> anyhow::Result<()> {
         let (source, _) = self.load()?;
         let session = crate::formats::pi::read(&source)?;
         let projection = session.dialect().project(&session, self.leaf_of(&session))?;
-        let leaf_id = projection.leaf.map(|l| session.display_id(l).into_owned());
-        let model = projection.model.as_ref().map(|m| {
-            format!(
-                "{}/{}",
-                m.get("provider").and_then(Value::as_str).unwrap_or("?"),
-                m.get("modelId").and_then(Value::as_str).unwrap_or("?")
-            )
-        });
-        let head = TranscriptHead {
-            file: &session.file,
-            session_name: session.title.as_deref(),
-            leaf: leaf_id.as_deref(),
-            model,
-            thinking_level: projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string),
-            system: None,
-        };
-        let mut out = std::io::stdout().lock();
-        transcript::write_text(&mut out, &self.ui, &head, &projection.messages)?;
-        out.flush()?;
+        out.path(&session, &projection)?;
         Ok(())
     }
 
@@ -322,7 +294,7 @@ impl Repl {
     /// pi's navigateTree: a user (or custom) message → its parent, and its text is shown;
     /// with `summarize`, the branch left behind is summarized first and the summary,
     /// appended there, is the new leaf (pi's "Summarize").
-    fn branch(&mut self, r: &str, summarize: bool) -> anyhow::Result<()> {
+    fn branch(&mut self, r: &str, summarize: bool, out: &mut dyn Output) -> anyhow::Result<()> {
         let (source, path) = self.load()?;
         let session = crate::formats::pi::read(&source)?;
         let target = self.resolve(&session, r)?;
@@ -331,14 +303,10 @@ impl Repl {
         let leaf = if is_prompt {
             let v = session.parse(target)?;
             let text = crate::formats::pi::fork::user_text(v.get("message").unwrap_or(&v));
-            println!(
-                "continuing from the parent of {}; its prompt was:\n{}",
-                session.display_id(target),
-                sanitize(&text)
-            );
+            out.notice(Notice::ContinuingFrom { id: &session.display_id(target), prompt: &text })?;
             session.parent(target)
         } else {
-            println!("continuing after {}", session.display_id(target));
+            out.notice(Notice::ContinuingAfter { id: &session.display_id(target) })?;
             Some(target)
         };
         if !summarize {
@@ -349,13 +317,13 @@ impl Repl {
         let info = llm::describe_model(&self.provider_opts)?;
         let budget = navigate::token_budget(self.provider.as_ref(), &info, &self.provider_opts.config);
         let level = (self.thinking != "off").then_some(self.thinking.as_str());
-        println!("{}", self.ui.paint(Paint::Dim, "summarizing the branch left behind…"));
+        out.notice(Notice::Summarizing)?;
         let summarizer = self.summarizer.as_ref();
         let Some(done) = navigate::summarize_left_branch(&path, &from, &to, summarizer, level, budget)? else {
-            println!("nothing to summarize: it is on this branch");
+            out.notice(Notice::NothingLeftBehind)?;
             return self.move_to(&session, &path, leaf);
         };
-        println!("{}", self.ui.paint(Paint::Summary, &sanitize(&done.summary)));
+        out.notice(Notice::BranchSummary(&done.summary))?;
         drop(session);
         let source = Source::open(&path)?;
         let session = crate::formats::pi::read(&source)?;
@@ -363,7 +331,7 @@ impl Repl {
         self.move_to(&session, &path, leaf)
     }
 
-    fn label(&mut self, r: &str, name: &str) -> anyhow::Result<()> {
+    fn label(&mut self, r: &str, name: &str, out: &mut dyn Output) -> anyhow::Result<()> {
         let (source, _) = self.load()?;
         let session = crate::formats::pi::read(&source)?;
         let target = self.resolve(&session, r)?;
@@ -373,11 +341,11 @@ impl Repl {
         p.insert("targetId".into(), target_id.clone().into());
         p.insert("label".into(), name.into());
         self.writer.append("label", p)?;
-        println!("labelled {target_id} \"{name}\"");
+        out.notice(Notice::Labelled { target: &target_id, name })?;
         Ok(())
     }
 
-    fn model(&mut self, arg: &str) -> anyhow::Result<()> {
+    fn model(&mut self, arg: &str, out: &mut dyn Output) -> anyhow::Result<()> {
         let Some(spec) = ModelSpec::parse(arg) else {
             bail!("/model PROVIDER/ID, for example anthropic/claude-sonnet-4-5")
         };
@@ -397,13 +365,13 @@ impl Repl {
         self.provider_opts = opts;
         self.spec = spec;
         self.ensure_selection()?;
-        println!("model: {}/{} (thinking: {})", self.spec.provider, self.spec.id, self.thinking);
+        out.notice(Notice::ModelChanged { model: &self.spec, thinking: &self.thinking })?;
         Ok(())
     }
 
     /// Compacts the branch now, with the loop's own compaction step.
-    fn compact(&mut self) -> anyhow::Result<()> {
-        println!("{}", self.ui.paint(Paint::Dim, "compacting…"));
+    fn compact(&mut self, out: &mut dyn Output) -> anyhow::Result<()> {
+        out.notice(Notice::Compacting)?;
         let turn = Turn {
             provider: Arc::clone(&self.provider),
             summarizer: Arc::clone(&self.summarizer),
@@ -416,7 +384,7 @@ impl Repl {
             compaction: self.compaction,
         };
         let mut end = None;
-        let done = run::compact_now(&turn, &mut self.writer, &mut self.context, "manual", false, &mut |e| {
+        let done = compaction::compact_now(&turn, &mut self.writer, &mut self.context, "manual", false, &mut |e| {
             if e["type"] == "compaction_end" {
                 end = Some(e);
             }
@@ -435,12 +403,12 @@ impl Repl {
         }
         let result = &end["result"];
         let summary = result["summary"].as_str().unwrap_or_default();
-        println!("compacted ({} tokens before):\n{}", result["tokensBefore"], self.ui.paint(Paint::Summary, summary));
+        out.notice(Notice::Compacted { tokens_before: &result["tokensBefore"], summary })?;
         Ok(())
     }
 
     /// pi's /fork: a new session file holding this branch, continued from here on.
-    fn fork(&mut self) -> anyhow::Result<()> {
+    fn fork(&mut self, out: &mut dyn Output) -> anyhow::Result<()> {
         let (source, path) = self.load()?;
         let session = crate::formats::pi::read(&source)?;
         let leaf = self.leaf_of(&session);
@@ -454,7 +422,7 @@ impl Repl {
         let leaf = forked.default_leaf();
         self.move_to(&forked, &new_path, leaf)?;
         self.session_id = id;
-        println!("forked to {}", new_path.display());
+        out.notice(Notice::Forked { path: &new_path })?;
         Ok(())
     }
 }
@@ -475,130 +443,4 @@ fn normalize_name(s: &str) -> String {
         }
     }
     out.trim().to_string()
-}
-
-/// Streams loop events to standard output.
-struct Printer {
-    ui: Ui,
-    hide_thinking: bool,
-    /// The kind of block being streamed ("text" / "thinking"), if a line is open.
-    open: Option<String>,
-}
-
-impl Printer {
-    fn close(&mut self) {
-        if self.open.take().is_some() {
-            println!();
-        }
-    }
-
-    fn event(&mut self, e: &Value) {
-        let kind = e.get("type").and_then(Value::as_str).unwrap_or("");
-        let mut out = std::io::stdout().lock();
-        match kind {
-            "message_update" => {
-                let a = &e["assistantMessageEvent"];
-                match a.get("type").and_then(Value::as_str).unwrap_or("") {
-                    "text_start" => {
-                        drop(out);
-                        self.close();
-                        self.open = Some("text".into());
-                        return;
-                    }
-                    "thinking_start" => {
-                        drop(out);
-                        self.close();
-                        self.open = Some("thinking".into());
-                        if self.hide_thinking {
-                            let mut out = std::io::stdout().lock();
-                            let _ = write!(out, "{}", self.ui.paint(Paint::Dim, "[thinking…]"));
-                        }
-                        return;
-                    }
-                    "text_delta" => {
-                        let d = a.get("delta").and_then(Value::as_str).unwrap_or("");
-                        let _ = write!(out, "{}", sanitize(d));
-                    }
-                    "thinking_delta" if !self.hide_thinking => {
-                        let d = a.get("delta").and_then(Value::as_str).unwrap_or("");
-                        let _ = write!(out, "{}", self.ui.paint(Paint::Dim, &sanitize(d)));
-                    }
-                    _ => {}
-                }
-                let _ = out.flush();
-            }
-            "tool_execution_start" => {
-                drop(out);
-                self.close();
-                let name = e.get("toolName").and_then(Value::as_str).unwrap_or("?");
-                let args = &e["args"];
-                let brief = ["command", "path", "pattern"]
-                    .iter()
-                    .find_map(|k| args.get(*k).and_then(Value::as_str))
-                    .map(str::to_string)
-                    .unwrap_or_else(|| args.to_string());
-                let brief: String = brief.chars().take(200).collect();
-                println!("{}", self.ui.paint(Paint::Tool, &format!("→ {name} {}", sanitize(&brief))));
-            }
-            "tool_execution_end" => {
-                drop(out);
-                let error = e.get("isError").and_then(Value::as_bool).unwrap_or(false);
-                let text: String = e["result"]["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|b| b.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let lines: Vec<&str> = text.lines().collect();
-                let paint = if error { Paint::Error } else { Paint::Dim };
-                for l in lines.iter().take(4) {
-                    println!("  {}", self.ui.paint(paint, &sanitize(l)));
-                }
-                if lines.len() > 4 {
-                    println!("  {}", self.ui.paint(Paint::Dim, &format!("… {} more lines", lines.len() - 4)));
-                }
-            }
-            "message_end" => {
-                drop(out);
-                let m = &e["message"];
-                if m.get("role").and_then(Value::as_str) != Some("assistant") {
-                    return;
-                }
-                self.close();
-                match m.get("stopReason").and_then(Value::as_str) {
-                    Some("aborted") => println!("{}", self.ui.paint(Paint::Error, "[aborted]")),
-                    Some("error") => {
-                        let err = m.get("errorMessage").and_then(Value::as_str).unwrap_or("error");
-                        println!("{}", self.ui.paint(Paint::Error, &format!("error: {}", sanitize(err))));
-                    }
-                    _ => {}
-                }
-            }
-            "auto_retry_start" => {
-                drop(out);
-                self.close();
-                let msg = format!(
-                    "retrying (attempt {}): {}",
-                    e["attempt"],
-                    e.get("errorMessage").and_then(Value::as_str).unwrap_or("")
-                );
-                println!("{}", self.ui.paint(Paint::Dim, &msg));
-            }
-            "compaction_start" => {
-                drop(out);
-                self.close();
-                println!("{}", self.ui.paint(Paint::Dim, "compacting…"));
-            }
-            "compaction_end" => {
-                drop(out);
-                if let Some(err) = e.get("errorMessage").and_then(Value::as_str) {
-                    println!("{}", self.ui.paint(Paint::Error, err));
-                } else {
-                    println!("{}", self.ui.paint(Paint::Dim, "compacted"));
-                }
-            }
-            _ => {}
-        }
-    }
 }

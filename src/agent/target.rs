@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use serde_json::Value;
 
 use super::navigate;
-use super::run::SessionWriter;
+use super::writer::SessionWriter;
 use crate::env::Env;
 use crate::formats::pi::fork;
 use crate::llm::{ModelInfo, ModelSpec, PiConfig, Provider};

@@ -1,20 +1,13 @@
-//! `pisces agent`: pi's agent loop on a session file (print and JSON modes).
+//! `pisces agent`: pi's agent loop on a session file (print and JSON modes, and the REPL).
+//! The flags become [`start::Options`]; `agent::start` sets the run up and runs it; what it
+//! says is shown by `render::agent`.
 
-use std::io::{IsTerminal, Read, Write};
-use std::path::Path;
-use std::time::Duration;
+use std::io::{IsTerminal, Read};
 
-use anyhow::{bail, Context};
-use serde_json::{Map, Value};
-
-use super::{locate_arg, report_diagnostics, Ctx, ExitStatus};
-use crate::agent::interrupt;
-use crate::agent::run::{self, PromptOptions, Turn};
-use crate::agent::target::{existing_target, new_target, summarize_left_branch, thinking_level, Setup};
-use crate::agent::{builtin_tools, ToolContext, ALL_TOOLS, DEFAULT_TOOLS};
-use crate::llm::{self, ModelSpec, PiConfig, ProviderOptions};
-use crate::render::sanitize;
-use crate::session::locate::SessionArg;
+use super::{report_diagnostics, Ctx, ExitStatus};
+use crate::agent::start::{self, Options};
+use crate::agent::target::Setup;
+use crate::render::agent::{Lines, Style, Terminal};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -141,216 +134,55 @@ pub enum Mode {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
-    let interactive =
-        args.interactive || (args.prompt.is_none() && args.mode == Mode::Text && std::io::stdin().is_terminal());
-    if interactive && args.mode == Mode::Json {
-        bail!("--interactive shows text; it cannot be used with --mode json");
-    }
-    let prompt = match &args.prompt {
-        Some(p) => p.clone(),
-        None if interactive => String::from("(interactive)"),
-        None if !std::io::stdin().is_terminal() => {
-            let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).context("could not read the prompt from standard input")?;
-            s.trim_end_matches('\n').to_string()
-        }
-        None => bail!("no prompt: give -p PROMPT or pipe one in"),
+    let opts = options(&args);
+    let stdin_is_terminal = std::io::stdin().is_terminal();
+    let mode = start::mode(&opts, stdin_is_terminal, &mut read_stdin)?;
+    let style = match (&mode, args.mode) {
+        (start::Mode::Interactive, _) => Style::Interactive,
+        (_, Mode::Json) => Style::Json,
+        (_, Mode::Text) => Style::Text,
     };
-    if prompt.trim().is_empty() {
-        bail!("the prompt is empty");
-    }
-
-    let tool_names: Vec<String> = match (&args.tools, args.no_tools) {
-        (_, true) => Vec::new(),
-        (Some(t), _) => t.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-        (None, _) => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
-    };
-    if let Some(bad) = tool_names.iter().find(|n| !ALL_TOOLS.contains(&n.as_str())) {
-        bail!("--tools: unknown tool {bad:?} (the built-in tools are {})", ALL_TOOLS.join(", "));
-    }
-
-    let mut setup =
+    let mut out = Terminal::new(ctx.ui.clone(), style, args.hide_thinking, std::io::stdout(), std::io::stderr());
+    let setup =
         Setup { env: &ctx.env, session_dir: ctx.session_dir.as_deref(), formats: ctx.formats, notes: Vec::new() };
-    let mut report = |s: &crate::session::Session| report_diagnostics(ctx, s);
-    let from = args.from.as_deref();
-    let mut target = match &args.session {
-        None => new_target(None, &setup)?,
-        Some(arg) => {
-            let p = Path::new(arg);
-            if p.is_file() {
-                existing_target(&mut setup, p, from, args.fork, &mut report)?
-            } else {
-                match locate_arg(ctx, arg) {
-                    Ok(SessionArg::Path(found)) if found.is_file() => {
-                        existing_target(&mut setup, &found, from, args.fork, &mut report)?
-                    }
-                    Ok(SessionArg::Stdin) => bail!("`agent` writes to its session; it cannot use standard input"),
-                    _ if p.exists() => bail!("{arg}: not a session file"),
-                    _ => {
-                        if args.from.is_some() {
-                            bail!("--from: {arg} does not exist yet, so it has no entries");
-                        }
-                        new_target(Some(p.to_path_buf()), &setup)?
-                    }
-                }
-            }
-        }
-    };
-    if args.mode == Mode::Text {
-        for n in &setup.notes {
-            eprintln!("{}", sanitize(n));
+    let agent = start::prepare(setup, &opts, &mut |s| report_diagnostics(ctx, s), &mut out)?;
+    match mode {
+        start::Mode::Print(prompt) => agent.print(&prompt, &mut out),
+        start::Mode::Interactive => {
+            let repl = agent.into_repl()?;
+            // Made only now: the line editor takes SIGINT for itself when it is made, and the
+            // REPL then installs its own Ctrl-C handler over it (see `Repl::run`).
+            let mut input = Lines::new(std::io::stdin().lock(), stdin_is_terminal, std::io::stdout());
+            repl.run(&mut input, &mut out)
         }
     }
+}
 
-    let spec = match (&args.model, &target.model) {
-        (Some(m), _) => ModelSpec::parse(m).ok_or_else(|| {
-            anyhow::anyhow!("--model {m}: expected PROVIDER/ID, for example anthropic/claude-sonnet-4-5")
-        })?,
-        (None, Some(m)) => m.clone(),
-        (None, None) => bail!("no model: give --model PROVIDER/ID (for example anthropic/claude-sonnet-4-5)"),
-    };
-    let config = PiConfig::load_from(ctx.env.pi_agent_dir.as_deref(), Some(&target.cwd));
-    for p in &config.problems {
-        eprintln!("warning: {}", sanitize(p));
-    }
-    let retry = config.retry();
-    let compaction = config.compaction(Some(&spec));
-    let opts = ProviderOptions {
+fn read_stdin() -> std::io::Result<String> {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s)?;
+    Ok(s)
+}
+
+fn options(args: &Args) -> Options {
+    Options {
+        session: args.session.clone(),
+        from: args.from.clone(),
+        summarize: args.summarize,
+        fork: args.fork,
+        model: args.model.clone(),
         base_url: args.base_url.clone(),
         api_key_env: args.api_key_env.clone(),
         context_window: args.context_window,
-        ..ProviderOptions::from_config(spec.clone(), config.clone())
-    };
-    let info = llm::describe_model(&opts)?;
-    let api = info.api.as_str().to_string();
-    let run::Providers { calls: provider, summarizer } = run::open_providers(&opts, &ctx.env)?;
-    let thinking = thinking_level(args.thinking.as_deref(), &target, &config, &spec, &info);
-
-    if args.summarize {
-        let to = args.from.as_deref().unwrap_or("@");
-        let done = summarize_left_branch(to, &mut target, summarizer.as_ref(), &config, &info, &thinking)?;
-        if args.mode == Mode::Text {
-            match done {
-                None => eprintln!("nothing to summarize: {} is on the path to the session's last entry", sanitize(to)),
-                Some(d) => eprintln!("summarized the branch left behind ({} entries) as {}", d.entries, d.id),
-            }
-        }
-    }
-
-    let names: Vec<&str> = tool_names.iter().map(String::as_str).collect();
-    let tools = builtin_tools(&names);
-    let declarations: Vec<Value> = tools.iter().map(|t| t.declaration()).collect();
-    let prompt_opts = PromptOptions {
-        cwd: target.cwd.clone(),
+        thinking: args.thinking.clone(),
+        prompt: args.prompt.clone(),
+        json: args.mode == Mode::Json,
+        tools: args.tools.clone(),
+        no_tools: args.no_tools,
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
-        agent_dir: ctx.env.pi_agent_dir.clone(),
-    };
-    let sections = run::system_sections(&prompt_opts, &names);
-    let mut starting = Vec::new();
-    if let Some(sys) = run::system_patch(&target.context, &sections, &declarations) {
-        starting.push(sys);
-    }
-    starting.push(run::user_message(&prompt));
-
-    let mut tool_ctx = ToolContext::new(&target.cwd);
-    tool_ctx.home = ctx.env.home.clone();
-    tool_ctx.bash_timeout = args.bash_timeout.filter(|s| *s > 0.0).map(Duration::from_secs_f64);
-    let session_id = target.header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-    tool_ctx.session_env = run::session_env(&session_id, target.writer.path(), &spec, &thinking);
-    tool_ctx.model_without_images = run::model_without_images(&spec);
-
-    let mut out = std::io::stdout().lock();
-    if args.mode == Mode::Json {
-        writeln!(out, "{}", serde_json::to_string(&target.header)?)?;
-    }
-
-    // The selection: model_change and thinking_level_change when the branch implies another.
-    if target.new || target.model.as_ref() != Some(&spec) {
-        let mut p = Map::new();
-        p.insert("provider".into(), spec.provider.clone().into());
-        p.insert("modelId".into(), spec.id.clone().into());
-        target.writer.append("model_change", p)?;
-    }
-    if target.new || !target.has_thinking_entry || target.thinking.as_deref() != Some(thinking.as_str()) {
-        let mut p = Map::new();
-        p.insert("thinkingLevel".into(), thinking.clone().into());
-        target.writer.append("thinking_level_change", p)?;
-    }
-
-    if interactive {
-        let repl = crate::agent::repl::Repl {
-            writer: target.writer,
-            context: target.context,
-            spec: spec.clone(),
-            thinking: thinking.clone(),
-            branch_model: Some(spec),
-            branch_thinking: Some(thinking),
-            has_thinking_entry: true,
-            provider_opts: opts,
-            provider,
-            summarizer,
-            session_id,
-            api,
-            tools,
-            tool_ctx,
-            sections,
-            declarations,
-            retry,
-            compaction,
-            max_turns: args.max_turns,
-            cwd: target.cwd,
-            ui: ctx.ui.clone(),
-            env: ctx.env.clone(),
-            hide_thinking: args.hide_thinking,
-        };
-        drop(out);
-        return repl.run();
-    }
-
-    let turn = Turn {
-        provider,
-        summarizer,
-        api,
-        tools: &tools,
-        tool_ctx: &tool_ctx,
-        thinking_level: thinking,
+        bash_timeout: args.bash_timeout,
         max_turns: args.max_turns,
-        retry,
-        compaction,
-    };
-    // Ctrl-C: the first stops the run (the stream, the running tool); the second exits.
-    interrupt::install(&tool_ctx.abort);
-    interrupt::running(true);
-    let json_mode = args.mode == Mode::Json;
-    let mut emit = |event: Value| {
-        if json_mode {
-            let _ = writeln!(out, "{}", event);
-            let _ = out.flush();
-        }
-    };
-    let outcome = run::run_prompt(&turn, &mut target.writer, &mut target.context, starting, &mut emit)?;
-
-    let text = run::assistant_text(&outcome.last);
-    let error = outcome.last.get("errorMessage").and_then(Value::as_str).map(str::to_string);
-    if !json_mode {
-        if !text.is_empty() {
-            writeln!(out, "{text}")?;
-        }
-        eprintln!("session: {}", target.writer.path().display());
+        interactive: args.interactive,
     }
-    Ok(match outcome.stop_reason.as_str() {
-        "error" | "aborted" => {
-            if let Some(f) = &outcome.failure {
-                eprintln!("{f}");
-            }
-            eprintln!("{}", sanitize(&error.unwrap_or_else(|| format!("Request {}", outcome.stop_reason))));
-            ExitStatus::Finding
-        }
-        "length" => {
-            eprintln!("warning: the response hit the output token limit (stopReason length); the text may be cut off");
-            ExitStatus::Finding
-        }
-        _ => ExitStatus::Ok,
-    })
 }

@@ -1,6 +1,7 @@
 //! Renderers: they write to a writer they are given and decide nothing about the
 //! terminal themselves; [`Ui`] holds the decisions (color, width), made once at start-up.
 
+pub mod agent;
 pub mod check;
 pub mod compact;
 pub mod context;
