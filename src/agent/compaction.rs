@@ -1,4 +1,4 @@
-//! Compaction inside the loop (pi-reference §6.7): the threshold check before each model
+//! Compaction inside the loop (docs/pi-format.md §6.7): the threshold check before each model
 //! call, and the compaction itself (the branch summarized with the model, as `pisces
 //! compact --append` does), which threshold, overflow recovery and the REPL's `/compact`
 //! share.
@@ -34,7 +34,8 @@ pub(crate) fn compact_now(
     will_retry: bool,
     emit: &mut dyn FnMut(Value),
 ) -> anyhow::Result<bool> {
-    use crate::summarize::{compaction, entry};
+    use crate::formats::pi::entries as entry;
+    use crate::summarize::compaction;
     if !writer.on_disk() {
         return Ok(false);
     }

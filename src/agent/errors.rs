@@ -1,5 +1,5 @@
 //! Error classes: which failed replies pi retries and which mean the context no longer
-//! fits (pi-reference §6.7, §7.5), read from an error assistant's text, and pi's wait
+//! fits (docs/pi-format.md §6.7, §7.5), read from an error assistant's text, and pi's wait
 //! before a retry. The loop acts on the class (records, omits, compacts, retries); this
 //! module only decides it.
 

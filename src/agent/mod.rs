@@ -4,7 +4,7 @@
 //! loop calls for each tool call), the interactive mode (`repl`) and pi's `/tree`
 //! navigation with a summary of the branch left behind (`navigate`). `start` sets a run
 //! up from `pisces agent`'s options (the session in `target`); what the agent has to say
-//! goes to an `output::Output`, which the caller gives. See DESIGN.md.
+//! goes to an `output::Output`, which the caller gives. See ARCHITECTURE.md.
 
 pub mod compaction;
 pub mod errors;

@@ -1,4 +1,4 @@
-//! Moving around a session: pi's `/tree` navigation with "Summarize" (pi-reference §3.3):
+//! Moving around a session: pi's `/tree` navigation with "Summarize" (docs/pi-format.md §3.3):
 //! leaving the current leaf for another entry, the branch left behind is summarized with the
 //! model and the summary is appended where the navigation lands, so the next prompt continues
 //! after it; and forks (`/fork`, the Fork choice for a missing cwd, §4.3): the branch copied

@@ -1,4 +1,4 @@
-//! What a prompt sends besides the conversation (pi-reference §7.4, §7.5): the system
+//! What a prompt sends besides the conversation (docs/pi-format.md §7.4, §7.5): the system
 //! prompt pi 1.6.0 assembles (with pisces's own wording where it names itself), the system
 //! patch a prompt writes when its sections or tools changed, the user message, and what
 //! the tools learn about the session (bash's `PI_*` variables, whether the model takes

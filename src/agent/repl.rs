@@ -302,7 +302,7 @@ impl Repl {
         let is_prompt = (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
         let leaf = if is_prompt {
             let v = session.parse(target)?;
-            let text = crate::formats::pi::fork::user_text(v.get("message").unwrap_or(&v));
+            let text = crate::session::system::user_text(v.get("message").unwrap_or(&v));
             out.notice(Notice::ContinuingFrom { id: &session.display_id(target), prompt: &text })?;
             session.parent(target)
         } else {

@@ -1,4 +1,4 @@
-//! The agent loop (pi-reference §7.1, §7.2, §7.5): one prompt's entries appended (the
+//! The agent loop (docs/pi-format.md §7.1, §7.2, §7.5): one prompt's entries appended (the
 //! system patch, the user message, each assistant and its tool results in call order), the
 //! model called until it stops, failed calls retried or recovered by compaction as pi
 //! records them, and each batch of tool calls run as pi runs it.

@@ -14,6 +14,7 @@ use crate::env::Env;
 use crate::formats::pi::fork;
 use crate::llm::{ModelInfo, ModelSpec, PiConfig, Provider};
 use crate::session::format::Format;
+use crate::session::system::user_text;
 use crate::session::{rev, write, EntryType, Role, Session, Source};
 
 /// What the run is set up from: the environment and the command's choices.
@@ -100,7 +101,7 @@ pub fn existing_target(
                 (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
             if is_prompt {
                 let v = session.parse(target)?;
-                let text = fork::user_text(v.get("message").unwrap_or(&v));
+                let text = user_text(v.get("message").unwrap_or(&v));
                 setup.notes.push(format!(
                     "continuing from the parent of {}; its prompt was:\n{text}",
                     session.display_id(target)

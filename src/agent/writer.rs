@@ -78,7 +78,7 @@ impl SessionWriter {
         if let Some(header) = self.header.clone() {
             let id = crate::formats::pi::write::new_entry_id(|id| self.taken.contains(id));
             let entry = self.entry(&id, kind, &payload, timestamp);
-            let line = crate::summarize::entry::line(&entry);
+            let line = crate::formats::pi::entries::line(&entry);
             if !flushes {
                 self.pending.push(line);
             } else {
@@ -111,7 +111,7 @@ impl SessionWriter {
             }
             let id = crate::formats::pi::write::new_entry_id(|id| self.taken.contains(id) || now.get(id).is_some());
             let entry = self.entry(&id, kind, &payload, timestamp);
-            let line = crate::summarize::entry::line(&entry);
+            let line = crate::formats::pi::entries::line(&entry);
             written = Some((id, entry));
             Ok(vec![line])
         })

@@ -1,6 +1,6 @@
 //! The user's pi configuration, read the way pi 1.6.0 reads it, so that a pi user needs no
 //! extra setup: custom providers and models from `models.json`, and the settings pisces
-//! uses from `settings.json` (pi-reference §6.1).
+//! uses from `settings.json` (docs/pi-format.md §6.1).
 //!
 //! - The agent directory is `$PI_CODING_AGENT_DIR` (a leading `~` is expanded) or
 //!   `~/.pi/agent`.

@@ -1,5 +1,5 @@
 //! What both protocols share: the conversation as pi-ai receives it, the output limit
-//! pi-ai asks for, and the assistant message in the shape pi writes (pi-reference §1.5).
+//! pi-ai asks for, and the assistant message in the shape pi writes (docs/pi-format.md §1.5).
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -199,7 +199,7 @@ pub(crate) fn assemble(meta: &Meta, draft: Draft) -> Value {
     Value::Object(m)
 }
 
-/// The assistant message pi writes for a call that failed (pi-reference §7.5: errors are
+/// The assistant message pi writes for a call that failed (docs/pi-format.md §7.5: errors are
 /// persisted as `{content:[], stopReason:"error", errorMessage}`), for callers that record
 /// failures the way pi does. `api` is [`ModelInfo::api`]`.as_str()`.
 pub fn error_message(

@@ -1,7 +1,7 @@
 //! One entry, whole and readable (`pisces show`).
 //!
 //! A title line, the entry's facts as aligned `key  value` rows, then its payload: each
-//! field of the entry type (pi-reference §1.4), each content block of a message (§1.5) in
+//! field of the entry type (docs/pi-format.md §1.4), each content block of a message (§1.5) in
 //! full (tool-call arguments as pretty JSON, images as `[image/png 34 KB]`), usage and
 //! cost. Fields pisces does not know are printed too (short ones as rows, others as
 //! pretty JSON), and an entry of an unknown type is printed as pretty JSON: nothing in

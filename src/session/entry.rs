@@ -5,7 +5,7 @@
 //! which keeps unknown fields and key order exactly as pi would (pi holds the parsed
 //! object and hands it on unchanged).
 
-/// The `type` of an entry (pi-reference §1.4). Unknown types are kept and carried along
+/// The `type` of an entry (docs/pi-format.md §1.4). Unknown types are kept and carried along
 /// the tree like pi does: they have ids and parents but contribute no context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EntryType {

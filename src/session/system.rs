@@ -142,6 +142,16 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn user_text_is_what_pi_puts_in_the_editor() {
+        let m: Value = serde_json::from_str(
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","data":""},{"type":"text","text":"b"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(user_text(&m), "ab");
+        assert_eq!(user_text(&serde_json::json!({"content": "plain"})), "plain");
+    }
+
+    #[test]
     fn sections_keep_their_first_place_and_removed_ones_move_to_the_end() {
         let msgs = vec![
             json!({"role":"system","content":"","sections":{"a":"A","b":"B","c":"C"},"timestamp":5,"toolsAdded":[{"name":"read"},{"name":"bash"}]}),

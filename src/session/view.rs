@@ -1,4 +1,4 @@
-//! The session tree as pi's `/tree` selector shows it (pi-reference §3.1-§3.2): which
+//! The session tree as pi's `/tree` selector shows it (docs/pi-format.md §3.1-§3.2): which
 //! entries are visible, in which order, how deep, with which connectors and gutters, on
 //! the active path or not, and pi's one-line text for each. No terminal code: drawing the
 //! rows (prefix strings, width, colors) is `render::tree`'s job.

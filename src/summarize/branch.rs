@@ -1,5 +1,5 @@
 //! Branch summaries: what pi 1.6.0's `/tree` summarizes when it leaves a branch
-//! (pi-reference §3.3 and §5): `collectEntriesForBranchSummary`, `prepareBranchEntries`,
+//! (docs/pi-format.md §3.3 and §5): `collectEntriesForBranchSummary`, `prepareBranchEntries`,
 //! the request `generateBranchSummary` sends, and the summary it stores.
 
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! Compaction, as pi 1.6.0's `prepareCompaction` and `compact()` do it (pi-reference §6):
+//! Compaction, as pi 1.6.0's `prepareCompaction` and `compact()` do it (docs/pi-format.md §6):
 //! the cut point on the session projection, split turns, `tokensBefore`, the previous
 //! summary, file operations, the history and turn-prefix prompts, and the summary text.
 

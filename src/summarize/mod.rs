@@ -1,4 +1,4 @@
-//! Branch summaries and compaction, as pi 1.6.0 computes them (pi-reference §3.3, §5,
+//! Branch summaries and compaction, as pi 1.6.0 computes them (docs/pi-format.md §3.3, §5,
 //! §6), plus an offline summarizer that needs no model.
 //!
 //! - [`branch`]: `/tree` summarize: the entries collected from an old leaf back to its
@@ -15,8 +15,6 @@
 
 pub mod branch;
 pub mod compaction;
-// Until the agent's own writer moves behind the format seam.
-pub use crate::formats::pi::entries as entry;
 pub mod model;
 pub mod models;
 pub mod offline;

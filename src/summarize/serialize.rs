@@ -1,4 +1,4 @@
-//! pi's shared summarization helpers (pi-reference §6.5): file operations from tool
+//! pi's shared summarization helpers (docs/pi-format.md §6.5): file operations from tool
 //! calls, `computeFileLists`, `formatFileOperations` and `serializeConversation`.
 
 use std::collections::BTreeSet;

@@ -1,4 +1,4 @@
-//! pi's token arithmetic (pi-reference §6.1): `estimateTokens` (characters / 4, counted in
+//! pi's token arithmetic (docs/pi-format.md §6.1): `estimateTokens` (characters / 4, counted in
 //! UTF-16 units), `calculateContextTokens`, `estimateContextTokens` and
 //! `estimateProjectedContextTokens`.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the hand-made edge-case session files of testdata/edge/ (pi-reference §10 groups
+"""Writes the hand-made edge-case session files of testdata/edge/ (the pi spec's §10 groups
 1-8 and 13: loading a file and projecting the context at a leaf) and testdata/edge/errors/
 (files pi cannot open or hangs on; see ERRORS.md).
 

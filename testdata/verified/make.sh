@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pi's own /tree renders of verified-tree.jsonl, the session pi-reference §3.2 describes
+# pi's own /tree renders of verified-tree.jsonl, the session the pi spec's §3.2 describes
 # ("Verified render (1.6.0, default filter, width 100, leaf "That worked")"), with the leaf
 # a0000013 ("That worked") selected. Needs the project's shared checkout beside the repo.
 set -euo pipefail

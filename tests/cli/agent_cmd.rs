@@ -236,7 +236,7 @@ fn from_makes_a_branch() -> TestResult {
     let text = fs::read_to_string(testdata().join("pi-1.6.0/22-two-fix-attempts.jsonl"))?;
     let mut all: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     all[0]["cwd"] = json!(project.path().to_str().unwrap());
-    let body: String = all.iter().map(|v| format!("{}\n", pisces::summarize::entry::line(v))).collect();
+    let body: String = all.iter().map(|v| format!("{}\n", pisces::formats::pi::entries::line(v))).collect();
     fs::write(&file, body)?;
     let before = lines(&file);
     let user = before.iter().rev().find(|e| kind(e) == "user").unwrap().clone();

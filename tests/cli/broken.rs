@@ -1,4 +1,4 @@
-//! Broken files (pi-reference §10): what pisces says about each, and its exit code.
+//! Broken files (pi's edge cases): what pisces says about each, and its exit code.
 //!
 //! The files are testdata/edge/ (pi reads them; their contexts are checked against pi's
 //! goldens by `conformance`) and testdata/edge/errors/ (pi refuses, crashes or loops on

@@ -108,7 +108,7 @@ fn corpus_file(rel: &str) -> String {
     testdata().join(rel).to_string_lossy().into_owned()
 }
 
-/// pi-reference §3.2's verified render (its session is not in the repository): the same
+/// The pi spec's verified render (docs/pi-format.md §3.2) (its session is not in the repository): the same
 /// shapes on our corpus, checked in the golden trials; here the essentials of that render
 /// on the file that has them all (system rows, usage hidden, a compaction, two branches).
 fn reference_render() -> TestResult {

@@ -1,4 +1,5 @@
-//! pi's verified `/tree` render from pi-reference §3.2, reproduced line for line.
+//! pi's verified `/tree` render, as the pi spec this project started from quotes it (its §3.2;
+//! the rules are in docs/pi-format.md §3.2), reproduced line for line.
 //!
 //! testdata/verified/verified-tree.jsonl is the session that section describes; the
 //! `tree.*.txt` files beside it are the real pi's renders of it (testdata/verified/make.sh).
@@ -9,7 +10,7 @@ use libtest_mimic::Trial;
 
 use crate::common::{check, pisces, stdout, testdata, TestResult};
 
-/// pi-reference §3.2, "Verified render [V] (1.6.0, default filter, width 100, leaf "That
+/// The pi spec's §3.2, "Verified render [V] (1.6.0, default filter, width 100, leaf "That
 /// worked")", as printed there.
 const REFERENCE: &str = "  • [system]
   • user: Hello, can you help me?

@@ -39,7 +39,7 @@ impl Tool for FindTool {
         );
         let limit = effective_limit(arg_f64(args, "limit"), 1000.0);
         if !search.is_dir() {
-            // What pi shows: fd's own complaint (pi runs fd; pi-reference's `Path not found`
+            // What pi shows: fd's own complaint (pi runs fd; the `Path not found` pi's docs mention
             // is only its fallback without fd).
             return ToolOutput::error(format!(
                 "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",

@@ -1,4 +1,4 @@
-//! pi 1.6.0's built-in tools (dist/core/tools/*.js; pi-reference.md §7.2, §7.3): read, bash,
+//! pi 1.6.0's built-in tools (dist/core/tools/*.js; docs/pi-format.md §7.2, §7.3): read, bash,
 //! edit, write, and grep / find / ls done natively with the ripgrep crates.
 //!
 //! A tool returns a [`ToolOutput`] shaped for pi's `toolResult` message
@@ -218,7 +218,7 @@ mod tests {
         let tools = builtin_tools(DEFAULT_TOOLS);
         let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(names, ["read", "bash", "edit", "write"]);
-        // The declarations pi 1.6.0 persists in toolsAdded (pi-reference.md §7.3).
+        // The declarations pi 1.6.0 persists in toolsAdded (docs/pi-format.md §7.3).
         let expected = [
             r#"{"name":"read","description":"Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.","parameters":{"type":"object","required":["path"],"properties":{"path":{"type":"string","description":"Path to the file to read (relative or absolute)"},"offset":{"type":"number","description":"Line number to start reading from (1-indexed)"},"limit":{"type":"number","description":"Maximum number of lines to read"}}},"constrainedSampling":{"type":"json_schema","strict":"prefer"}}"#,
             r#"{"name":"bash","description":"Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.","parameters":{"type":"object","required":["command"],"properties":{"command":{"type":"string","description":"Shell command to execute"},"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}}},"constrainedSampling":{"type":"json_schema","strict":"prefer"}}"#,

@@ -205,7 +205,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
         std::fs::write(p.join("h.txt"), "hello world\n").unwrap();
-        // pi-reference §7.3: `hello world\n` reads back as `hello world\n`.
+        // docs/pi-format.md §7.3: `hello world\n` reads back as `hello world\n`.
         assert_eq!(run(p, json!({"path":"h.txt"})), ToolOutput::text("hello world\n"));
         let ten: String = (1..=10).map(|i| format!("l{i}\n")).collect();
         std::fs::write(p.join("ten.txt"), &ten).unwrap();

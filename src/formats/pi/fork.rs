@@ -1,4 +1,4 @@
-//! Forking a session into a new file (pi-reference §4): the path to an entry as pi's
+//! Forking a session into a new file (docs/pi-format.md §4): the path to an entry as pi's
 //! `createBranchedSession` writes it, the same path as `/export x.jsonl` writes it, or the
 //! whole file as `forkFrom` (`pi --fork`) copies it.
 //!
@@ -88,8 +88,6 @@ pub fn resolve_path(input: &str, base: &Path, home: Option<&Path>) -> String {
     }
     out
 }
-
-pub use crate::session::system::user_text;
 
 /// The new session for the path root..=`leaf` (`None`: an empty session, as pi's `/fork`
 /// makes for a first user message).
@@ -698,15 +696,5 @@ mod tests {
         assert_eq!(file_name("2026-11-29T18:53:47.021Z", "abc"), "2026-11-29T18-53-47-021Z_abc.jsonl");
         let id = new_session_id();
         assert!(id.len() == 36 && id.as_bytes()[14] == b'7', "{id}");
-    }
-
-    #[test]
-    fn user_text_is_what_pi_puts_in_the_editor() {
-        let m: Value = serde_json::from_str(
-            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","data":""},{"type":"text","text":"b"}]}"#,
-        )
-        .unwrap();
-        assert_eq!(user_text(&m), "ab");
-        assert_eq!(user_text(&serde_json::json!({"content": "plain"})), "plain");
     }
 }

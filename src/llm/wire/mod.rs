@@ -1,5 +1,5 @@
 //! Provider request bodies built from `convertToLlm` output, exactly as pi-ai 1.6.0 builds
-//! them (pi-reference §2.5).
+//! them (docs/pi-format.md §2.5).
 //!
 //! The input is pi's `convertToLlm` result for a projected path (roles `system`, `user`,
 //! `assistant`, `toolResult`), which pi's agent loop hands to pi-ai as
