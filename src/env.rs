@@ -21,6 +21,9 @@ pub struct Env {
     /// `$PI_CODING_AGENT_SESSION_DIR`: where pi keeps sessions instead of its per-project
     /// folders.
     pub pi_session_dir: Option<PathBuf>,
+    /// Where temporary files go: `$TMPDIR`, else `/tmp` (as `std::env::temp_dir` decides
+    /// on Unix, but from this environment).
+    pub temp_dir: PathBuf,
 }
 
 impl Env {
@@ -39,6 +42,8 @@ impl Env {
             None => env.home.as_ref().map(|h| h.join(".pi").join("agent")),
         };
         env.pi_session_dir = env.var_os("PI_CODING_AGENT_SESSION_DIR").map(PathBuf::from);
+        env.temp_dir =
+            env.var_os("TMPDIR").filter(|d| !d.is_empty()).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
         env
     }
 

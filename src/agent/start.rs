@@ -204,6 +204,8 @@ pub fn prepare(
 
     let mut tool_ctx = ToolContext::new(&target.cwd);
     tool_ctx.home = setup.env.home.clone();
+    tool_ctx.temp_dir = setup.env.temp_dir.clone();
+    tool_ctx.shell = super::tools::bash::shell(setup.env.var_os("PATH").map(|p| p.as_os_str()));
     tool_ctx.bash_timeout = opts.bash_timeout.filter(|s| *s > 0.0).map(Duration::from_secs_f64);
     let session_id = target.header.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
     tool_ctx.session_env = prompt::session_env(&session_id, target.writer.path(), &spec, &thinking);

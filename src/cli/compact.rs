@@ -178,7 +178,10 @@ fn write_out(
     let prep = match &plan.preparation {
         Ok(p) => p,
         Err(refusal) => {
-            eprintln!("nothing to compact: {} (pi would not compact here); nothing written", refusal.message());
+            eprintln!(
+                "nothing to compact: {} (pi would not compact here); nothing written",
+                render::sanitize(refusal.message())
+            );
             return Ok(ExitStatus::Finding);
         }
     };

@@ -4,8 +4,8 @@
 use anyhow::{bail, Context};
 
 use super::{append_target, report_diagnostics, Ctx, ExitStatus};
+use crate::render;
 use crate::render::label::LabelDoc;
-use crate::render::{self, sanitize};
 use crate::session::{rev, write};
 
 const EXAMPLES: &str = "\
@@ -80,11 +80,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let appended = result.with_context(|| format!("could not label an entry of {}", path.display()))?;
     let (id, target_id) = written.expect("set before writing");
     if let Some((named, target)) = redirected {
-        eprintln!(
-            "pisces: note: {} names a label entry; labelled {} instead, the entry it stands under (pi's /tree never labels a label entry)",
-            sanitize(&named),
-            sanitize(&target)
-        );
+        render::label::write_redirect_note(&mut std::io::stderr().lock(), &named, &target)?;
     }
     let doc = LabelDoc {
         version: 1,

@@ -143,7 +143,7 @@ impl<O: Write, E: Write> Terminal<O, E> {
                 let msg = format!(
                     "retrying (attempt {}): {}",
                     e["attempt"],
-                    e.get("errorMessage").and_then(Value::as_str).unwrap_or("")
+                    sanitize(e.get("errorMessage").and_then(Value::as_str).unwrap_or(""))
                 );
                 writeln!(self.out, "{}", self.ui.paint(Paint::Dim, &msg))?;
             }
@@ -153,7 +153,7 @@ impl<O: Write, E: Write> Terminal<O, E> {
             }
             "compaction_end" => {
                 if let Some(err) = e.get("errorMessage").and_then(Value::as_str) {
-                    writeln!(self.out, "{}", self.ui.paint(Paint::Error, err))?;
+                    writeln!(self.out, "{}", self.ui.paint(Paint::Error, &sanitize(err)))?;
                 } else {
                     writeln!(self.out, "{}", self.ui.paint(Paint::Dim, "compacted"))?;
                 }
@@ -183,16 +183,20 @@ impl<O: Write, E: Write> Output for Terminal<O, E> {
             Notice::Header(_) => Ok(()),
             Notice::Finished { text: answer, session, ending } => {
                 if text {
-                    if !answer.is_empty() {
+                    // The answer is the program's output: exact bytes into a pipe, made
+                    // safe on a terminal.
+                    if !answer.is_empty() && self.ui.stdout_tty {
+                        writeln!(self.out, "{}", sanitize(answer))?;
+                    } else if !answer.is_empty() {
                         writeln!(self.out, "{answer}")?;
                     }
-                    writeln!(self.err, "session: {}", session.display())?;
+                    writeln!(self.err, "session: {}", sanitize(&session.display().to_string()))?;
                 }
                 match ending {
                     Ending::Stopped => Ok(()),
                     Ending::Failed { failure, error } => {
                         if let Some(f) = failure {
-                            writeln!(self.err, "{f}")?;
+                            writeln!(self.err, "{}", sanitize(&f.to_string()))?;
                         }
                         writeln!(self.err, "{}", sanitize(error))
                     }
@@ -203,32 +207,56 @@ impl<O: Write, E: Write> Output for Terminal<O, E> {
                 }
             }
             Notice::Welcome { model, session } => {
-                writeln!(self.out, "pisces agent — {}/{} — session {}", model.provider, model.id, session.display())
+                writeln!(
+                    self.out,
+                    "{}",
+                    sanitize(&format!(
+                        "pisces agent — {}/{} — session {}",
+                        model.provider,
+                        model.id,
+                        session.display()
+                    ))
+                )
             }
             Notice::Help => writeln!(self.out, "{HELP}"),
             Notice::ExitHint => writeln!(self.err, "(Ctrl-C again to exit, or /quit)"),
-            Notice::Failed(e) => writeln!(self.err, "{}", ui.paint(Paint::Error, &format!("error: {e:#}"))),
-            Notice::RunFailed(f) => writeln!(self.err, "{}", ui.paint(Paint::Error, f)),
-            Notice::Bye { session } => writeln!(self.err, "session: {}", session.display()),
-            Notice::Named(n) => writeln!(self.out, "session name: {n}"),
+            Notice::Failed(e) => writeln!(self.err, "{}", ui.paint(Paint::Error, &sanitize(&format!("error: {e:#}")))),
+            Notice::RunFailed(f) => writeln!(self.err, "{}", ui.paint(Paint::Error, &sanitize(f))),
+            Notice::Bye { session } => writeln!(self.err, "session: {}", sanitize(&session.display().to_string())),
+            Notice::Named(n) => writeln!(self.out, "session name: {}", sanitize(n)),
             Notice::ContinuingFrom { id, prompt } => {
-                writeln!(self.out, "continuing from the parent of {id}; its prompt was:\n{}", sanitize(prompt))
+                writeln!(
+                    self.out,
+                    "continuing from the parent of {}; its prompt was:\n{}",
+                    sanitize(id),
+                    sanitize(prompt)
+                )
             }
-            Notice::ContinuingAfter { id } => writeln!(self.out, "continuing after {id}"),
+            Notice::ContinuingAfter { id } => writeln!(self.out, "continuing after {}", sanitize(id)),
             Notice::Summarizing => {
                 writeln!(self.out, "{}", ui.paint(Paint::Dim, "summarizing the branch left behind…"))
             }
             Notice::NothingLeftBehind => writeln!(self.out, "nothing to summarize: it is on this branch"),
             Notice::BranchSummary(s) => writeln!(self.out, "{}", ui.paint(Paint::Summary, &sanitize(s))),
-            Notice::Labelled { target, name } => writeln!(self.out, "labelled {target} \"{name}\""),
+            Notice::Labelled { target, name } => {
+                writeln!(self.out, "labelled {} \"{}\"", sanitize(target), sanitize(name))
+            }
             Notice::ModelChanged { model, thinking } => {
-                writeln!(self.out, "model: {}/{} (thinking: {thinking})", model.provider, model.id)
+                writeln!(
+                    self.out,
+                    "{}",
+                    sanitize(&format!("model: {}/{} (thinking: {thinking})", model.provider, model.id))
+                )
             }
             Notice::Compacting => writeln!(self.out, "{}", ui.paint(Paint::Dim, "compacting…")),
             Notice::Compacted { tokens_before, summary } => {
-                writeln!(self.out, "compacted ({tokens_before} tokens before):\n{}", ui.paint(Paint::Summary, summary))
+                writeln!(
+                    self.out,
+                    "compacted ({tokens_before} tokens before):\n{}",
+                    ui.paint(Paint::Summary, &sanitize(summary))
+                )
             }
-            Notice::Forked { path } => writeln!(self.out, "forked to {}", path.display()),
+            Notice::Forked { path } => writeln!(self.out, "forked to {}", sanitize(&path.display().to_string())),
         }
     }
 
@@ -387,6 +415,25 @@ mod tests {
         j.notice(Notice::Finished { text: "Done.", session, ending: &Ending::Stopped }).unwrap();
         assert_eq!(text(&j.out), "{\"type\":\"session\"}\n{\"type\":\"agent_start\"}\n");
         assert!(j.err.is_empty());
+    }
+
+    #[test]
+    fn what_reaches_a_terminal_is_made_safe_and_a_pipe_gets_the_answer_exactly() {
+        let session = Path::new("s\u{1b}]0;t\u{7}.jsonl");
+        let answer = "Done\u{1b}[2J.";
+        let mut tty = Terminal::new(Ui { stdout_tty: true, ..Ui::plain() }, Style::Text, false, Vec::new(), Vec::new());
+        tty.notice(Notice::Finished { text: answer, session, ending: &Ending::Stopped }).unwrap();
+        tty.notice(Notice::Named("n\u{1b}[31mame")).unwrap();
+        tty.notice(Notice::Labelled { target: "a1", name: "x\u{202e}y" }).unwrap();
+        tty.notice(Notice::Compacted { tokens_before: &json!(9), summary: "s\u{1b}[1Au" }).unwrap();
+        tty.event(&json!({"type": "compaction_end", "errorMessage": "e\u{1b}[Kr"}));
+        assert_eq!(text(&tty.out), "Done.\nsession name: name\nlabelled a1 \"xy\"\ncompacted (9 tokens before):\nsu\n");
+        assert_eq!(text(&tty.err), "session: s.jsonl\n");
+
+        let mut pipe = terminal(Style::Text);
+        pipe.notice(Notice::Finished { text: answer, session, ending: &Ending::Stopped }).unwrap();
+        assert_eq!(text(&pipe.out), format!("{answer}\n"));
+        assert_eq!(text(&pipe.err), "session: s.jsonl\n");
     }
 
     #[test]

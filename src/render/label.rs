@@ -35,6 +35,16 @@ pub fn write_text(out: &mut dyn Write, doc: &LabelDoc) -> io::Result<()> {
     }
 }
 
+/// On stderr, when the REV named a label entry and its target was labelled instead.
+pub fn write_redirect_note(err: &mut dyn Write, named: &str, target: &str) -> io::Result<()> {
+    writeln!(
+        err,
+        "pisces: note: {} names a label entry; labelled {} instead, the entry it stands under (pi's /tree never labels a label entry)",
+        sanitize(named),
+        sanitize(target)
+    )
+}
+
 pub fn write_json(out: &mut dyn Write, doc: &LabelDoc) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, doc)?;
     writeln!(out)

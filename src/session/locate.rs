@@ -1,5 +1,5 @@
 //! Finding a session from a SESSION argument: a path, `-`, or a session id / unique id
-//! prefix looked up the way `pi --session <id>` does (pi-format.md, "Finding sessions").
+//! prefix looked up the way `pi --session <id>` does (docs/pi-format.md §1.2).
 
 use std::fs::File;
 use std::io::Read;

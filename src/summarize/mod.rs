@@ -7,7 +7,8 @@
 //! - [`compaction`]: `prepareCompaction` on the session projection (cut points, split
 //!   turns, `tokensBefore`, the previous summary, file operations), the history and
 //!   turn-prefix prompts, and the summary `compact()` assembles.
-//! - [`entry`]: the `branch_summary` and `compaction` lines pi appends.
+//! - the `branch_summary` and `compaction` lines themselves are the format's
+//!   (`session::write::Writer::summary_lines`; pi's in `formats::pi::entries`).
 //! - [`offline`]: a deterministic summary in pi's section layout, built from the entries.
 //! - [`models`]: what pi-ai knows about its built-in models (context window, reasoning).
 //!

@@ -37,12 +37,13 @@ fn kill_process_tree(pid: u32) {
     }
 }
 
-fn shell() -> String {
+/// The shell commands run in, as pi picks it: `/bin/bash`, else a `bash` on `path` (the
+/// `$PATH` of the environment pisces runs in), else `sh`.
+pub fn shell(path: Option<&std::ffi::OsStr>) -> String {
     if std::path::Path::new("/bin/bash").exists() {
         return "/bin/bash".into();
     }
-    let on_path =
-        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join("bash").is_file())).unwrap_or(false);
+    let on_path = path.is_some_and(|p| std::env::split_paths(p).any(|d| d.join("bash").is_file()));
     if on_path {
         "bash".into()
     } else {
@@ -95,7 +96,7 @@ impl Tool for BashTool {
                 ctx.cwd.display()
             ));
         }
-        let mut cmd = Command::new(shell());
+        let mut cmd = Command::new(&ctx.shell);
         cmd.arg("-c").arg(command).current_dir(&ctx.cwd);
         for name in super::SESSION_ENV_VARS {
             cmd.env_remove(name);

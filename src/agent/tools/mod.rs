@@ -43,6 +43,8 @@ pub struct ToolContext {
     pub bash_timeout: Option<Duration>,
     /// Where bash saves the full output of truncated commands (`pi-bash-<hex>.log`).
     pub temp_dir: PathBuf,
+    /// The shell bash runs commands with (see [`bash::shell`]).
+    pub shell: String,
     /// What bash's commands see of the session, as pi exposes it: `PI_SESSION_ID`,
     /// `PI_SESSION_FILE`, `PI_PROVIDER`, `PI_MODEL`, `PI_REASONING_LEVEL` (unset ones are
     /// removed from the environment).
@@ -63,7 +65,8 @@ impl ToolContext {
             home: None,
             abort: Arc::new(AtomicBool::new(false)),
             bash_timeout: None,
-            temp_dir: std::env::temp_dir(),
+            temp_dir: PathBuf::from("/tmp"),
+            shell: bash::shell(None),
             session_env: Vec::new(),
             model_without_images: None,
         }

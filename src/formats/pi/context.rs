@@ -1,4 +1,4 @@
-//! pi's context projection (pi-format.md, "The context at a leaf"), exactly.
+//! pi's context projection (docs/pi-format.md §2.1), exactly.
 //!
 //! The code follows pi 1.6.0's `buildSessionProjection` step by step; comments name the
 //! pi function each part mirrors. Only the entries the projection needs are parsed whole:

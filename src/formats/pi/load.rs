@@ -1,5 +1,5 @@
 //! Reading a pi session file into the common index, leniently, the way pi reads it
-//! (pi-format.md, "Reading a file").
+//! (docs/pi-format.md §1.2).
 //!
 //! pi splits the file on `\n`, skips lines that `trim()` to nothing and lines that
 //! `JSON.parse` rejects, and accepts the file only if the first parsed line is a `session`
@@ -295,8 +295,8 @@ pub(super) fn line_time(line: &[u8]) -> Option<f64> {
     super::scan::object_fields(line).and_then(|fields| fields.time())
 }
 
-/// Entry `i` parsed whole, with pi's in-memory migrations applied (pi-format.md,
-/// "Versions").
+/// Entry `i` parsed whole, with pi's in-memory migrations applied (docs/pi-format.md
+/// §1.6).
 pub(super) fn parse(pi: &Pi, s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
     let e = &s.entries[i];
     if e.unreadable {

@@ -1,5 +1,5 @@
-//! Bytes -> lines -> index entries, the way pi reads a file (pi-format.md, "Reading a
-//! file"): every line is validated whole once (`session::validate`: a line `JSON.parse`
+//! Bytes -> lines -> index entries, the way pi reads a file (docs/pi-format.md
+//! §1.2): every line is validated whole once (`session::validate`: a line `JSON.parse`
 //! rejects is skipped, as pi skips it), and the index's fields are then read from its
 //! first keys.
 //!

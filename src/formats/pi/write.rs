@@ -1,5 +1,5 @@
 //! Writing pi sessions: new entry ids, label entries, and the files forks go to, as pi
-//! writes them (pi-format.md, "Writing").
+//! writes them (docs/pi-format.md §1.1, §1.7).
 
 use std::path::{Path, PathBuf};
 
