@@ -4,6 +4,7 @@ use std::io::{BufWriter, Write};
 
 use anyhow::bail;
 
+use super::TextOrJson as Format;
 use super::{append_target, pi_config, read_one, Ctx, ExitStatus, ModelArgs};
 use crate::render::compact::{CompactDoc, PlanDoc};
 use crate::render::{self, Safe};
@@ -102,10 +103,8 @@ pub struct Args {
 
     /// Output format.
     #[arg(long, short, value_enum, default_value = "text")]
-    pub format: super::summarize::Format,
+    pub format: Format,
 }
-
-use super::summarize::Format;
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let choice = args.model.choice();

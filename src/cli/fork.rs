@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+use super::TextOrJson as Format;
 use super::{read_one, Ctx, ExitStatus};
 use crate::render::fork::ForkDoc;
 use crate::render::{self, sanitize};
@@ -78,12 +79,6 @@ pub struct Args {
     /// Output: the new file's path, or `json` ({version, path, id, entryCount, …}).
     #[arg(long, short, value_enum, default_value = "text")]
     pub format: Format,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {

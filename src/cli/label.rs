@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Context};
 
+use super::TextOrJson as Format;
 use super::{append_target, report_diagnostics, Ctx, ExitStatus};
 use crate::render;
 use crate::render::label::LabelDoc;
@@ -46,12 +47,6 @@ pub struct Args {
     /// Output: a sentence, or `json` ({version, file, id, targetId, label, line}).
     #[arg(long, short, value_enum, default_value = "text")]
     pub format: Format,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {

@@ -88,6 +88,16 @@ pub enum Command {
     Agent(agent::Args),
 }
 
+/// `--format` of the commands that print a sentence or a plan for people, or one
+/// versioned JSON document for programs (`fork`, `label`, `summarize`, `compact`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    /// For people.
+    Text,
+    /// One versioned JSON document.
+    Json,
+}
+
 /// Settings every command shares, resolved once.
 pub struct Ctx {
     pub ui: Ui,

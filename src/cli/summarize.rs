@@ -5,6 +5,7 @@ use std::io::{BufWriter, Write};
 
 use anyhow::bail;
 
+use super::TextOrJson as Format;
 use super::{append_target, pi_config, read_one, Ctx, ExitStatus, ModelArgs};
 use crate::llm::{PiConfig, Provider};
 use crate::render::summarize::{PlanDoc, SummaryDoc};
@@ -105,14 +106,6 @@ pub struct Args {
     /// Output format.
     #[arg(long, short, value_enum, default_value = "text")]
     pub format: Format,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// For people (the summary, or the plan and prompt).
-    Text,
-    /// One versioned JSON object.
-    Json,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
