@@ -11,15 +11,14 @@ use super::run::Turn;
 use super::stream::Abortable;
 use super::writer::SessionWriter;
 use crate::llm::StreamEvent;
-use crate::session::{system, write, Source};
+use crate::session::{system, write};
 
 /// The branch's AgentMessages at the writer's leaf, read back from the file.
 fn reproject(writer: &SessionWriter) -> anyhow::Result<Vec<Value>> {
-    let source = Source::open(writer.path())?;
-    let session = crate::formats::pi::read(&source)?;
-    let leaf = writer.leaf().and_then(|id| session.get(id));
-    let p = session.dialect().project(&session, leaf)?;
-    Ok(p.messages)
+    crate::formats::pi::read_path(writer.path(), |session| {
+        let leaf = writer.leaf().and_then(|id| session.get(id));
+        Ok(session.dialect().project(session, leaf)?.messages)
+    })
 }
 
 /// Compacts the branch at the writer's leaf with the model, as `pisces compact --append`
@@ -39,15 +38,20 @@ pub(crate) fn compact_now(
     if !writer.on_disk() {
         return Ok(false);
     }
-    let source = Source::open(writer.path())?;
-    let session = crate::formats::pi::read(&source)?;
-    let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return Ok(false) };
-    let projection = session.dialect().project(&session, Some(leaf))?;
     let settings = compaction::Settings {
         reserve_tokens: turn.compaction.reserve_tokens,
         keep_recent_tokens: turn.compaction.keep_recent_tokens,
     };
-    let plan = compaction::plan(&session, leaf, projection, settings)?;
+    // The plan, and the first kept entry's id: the plan's entry indices are this read's
+    // and mean nothing once the session is dropped.
+    let planned = crate::formats::pi::read_path(writer.path(), |session| {
+        let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return Ok(None) };
+        let projection = session.dialect().project(session, Some(leaf))?;
+        let plan = compaction::plan(session, leaf, projection, settings)?;
+        let first_kept = plan.preparation.as_ref().ok().map(|p| session.id_value(p.first_kept_entry));
+        Ok(Some((plan, first_kept)))
+    })?;
+    let Some((plan, Some(first_kept))) = planned else { return Ok(false) };
     let Ok(prep) = &plan.preparation else { return Ok(false) };
     emit(json!({"type": "compaction_start", "reason": reason}));
     let thinking = (turn.thinking_level != "off").then_some(turn.thinking_level.as_str());
@@ -87,7 +91,6 @@ pub(crate) fn compact_now(
             return Ok(false);
         }
     };
-    let first_kept = session.id_value(prep.first_kept_entry);
     let system_message = system::current_system_message(&plan.projection.messages);
     let ts = write::now_iso();
     let built = entry::compaction(
@@ -126,9 +129,10 @@ pub(super) fn over_threshold(turn: &Turn, writer: &SessionWriter, context: &[Val
     if crate::summarize::tokens::estimate_context_tokens(context).tokens <= limit {
         return false;
     }
-    let Ok(source) = Source::open(writer.path()) else { return false };
-    let Ok(session) = crate::formats::pi::read(&source) else { return false };
-    let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return false };
-    let Ok(projection) = session.dialect().project(&session, Some(leaf)) else { return false };
-    crate::summarize::tokens::estimate_projected_context_tokens(&session, &projection).tokens > limit
+    let over = crate::formats::pi::read_path(writer.path(), |session| {
+        let Some(leaf) = writer.leaf().and_then(|id| session.get(id)) else { return Ok(false) };
+        let projection = session.dialect().project(session, Some(leaf))?;
+        Ok(crate::summarize::tokens::estimate_projected_context_tokens(session, &projection).tokens > limit)
+    });
+    over.unwrap_or(false)
 }

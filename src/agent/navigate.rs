@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::formats::pi::{self, fork};
 use crate::llm::{ModelInfo, PiConfig, Provider};
 use crate::session::write::{self, Shape};
-use crate::session::{rev, EntryIdx, Session, Source};
+use crate::session::{rev, EntryIdx, Session};
 use crate::summarize::branch::{self, NewLeaf};
 
 /// The tokens a branch summary's messages may take: the model's context window (the
@@ -45,15 +45,31 @@ pub fn summarize_left_branch(
     thinking: Option<&str>,
     budget: i64,
 ) -> anyhow::Result<Option<Summarized>> {
-    let source = Source::open(path)?;
-    let session = pi::read(&source)?;
-    let from = rev::resolve(&session, from)?;
-    let target = rev::resolve(&session, to)?;
-    let collected = branch::collect(&session, from, target);
-    if collected.same_entry() || collected.entries.is_empty() {
-        return Ok(None);
+    // What the summary needs, read from the file: the messages left behind, and as ids
+    // (not indices, which are this read's) where the summary goes and what it leaves.
+    struct Left {
+        prepared: branch::Prepared,
+        entries: usize,
+        parent: Option<String>,
+        from_id: String,
     }
-    let prepared = branch::prepare(&session, &collected.entries, budget)?;
+    let left = pi::read_path(path, |session| {
+        let from = rev::resolve(session, from)?;
+        let target = rev::resolve(session, to)?;
+        let collected = branch::collect(session, from, target);
+        if collected.same_entry() || collected.entries.is_empty() {
+            return Ok(None);
+        }
+        let prepared = branch::prepare(session, &collected.entries, budget)?;
+        let id = |i: EntryIdx| session.named_id(i).map(str::to_string);
+        let parent = match &collected.new_leaf {
+            NewLeaf::Entry(i) => Some(id(*i)?),
+            NewLeaf::Root => None,
+            NewLeaf::Missing(missing) => bail!("Entry {missing} not found (the parent of {to})"),
+        };
+        Ok(Some(Left { prepared, entries: collected.entries.len(), parent, from_id: id(from)? }))
+    })?;
+    let Some(Left { prepared, entries, parent, from_id }) = left else { return Ok(None) };
     let summary = match branch::prompt(&prepared, None, false) {
         None => branch::empty_summary(),
         Some(prompt) => {
@@ -63,17 +79,9 @@ pub fn summarize_left_branch(
                 .map_err(|e| anyhow::anyhow!("the branch summary failed: {e}"))?
         }
     };
-    let id = |i: EntryIdx| session.named_id(i).map(str::to_string);
-    let parent = match &collected.new_leaf {
-        NewLeaf::Entry(i) => Some(id(*i)?),
-        NewLeaf::Root => None,
-        NewLeaf::Missing(missing) => bail!("Entry {missing} not found (the parent of {to})"),
-    };
     let details = json!({"readFiles": summary.read_files, "modifiedFiles": summary.modified_files});
-    let from_id = id(from)?;
-    drop(session);
     let done = branch::append(path, false, parent.as_deref(), &from_id, &summary, details, None)?;
-    Ok(Some(Summarized { id: done.id, entries: collected.entries.len(), summary: summary.summary }))
+    Ok(Some(Summarized { id: done.id, entries, summary: summary.summary }))
 }
 
 /// A session file a fork wrote.

@@ -18,9 +18,10 @@ use super::run::{self, Turn};
 use super::writer::SessionWriter;
 use super::{compaction, interrupt, navigate, prompt, Tool, ToolContext};
 use crate::env::Env;
+use crate::formats::pi;
 use crate::llm::{self, CompactionSettings, ModelSpec, Provider, ProviderOptions, RetrySettings};
 use crate::session::view::{self, Filter, Options};
-use crate::session::{rev, EntryIdx, EntryType, Role, Session, Source};
+use crate::session::{rev, EntryIdx, EntryType, Role, Session};
 
 /// A line the REPL reads.
 #[derive(Debug, PartialEq, Eq)]
@@ -225,11 +226,12 @@ impl Repl {
         Ok(())
     }
 
-    fn load(&self) -> anyhow::Result<(Source, PathBuf)> {
+    /// The session file, once it has entries.
+    fn on_disk(&self) -> anyhow::Result<PathBuf> {
         if !self.writer.on_disk() {
             bail!("the session has no entries on disk yet (send a prompt first)");
         }
-        Ok((Source::open(self.writer.path())?, self.writer.path().to_path_buf()))
+        Ok(self.writer.path().to_path_buf())
     }
 
     /// The writer's leaf as an entry index.
@@ -248,29 +250,41 @@ impl Repl {
     }
 
     fn tree(&self, out: &mut dyn Output) -> anyhow::Result<()> {
-        let (source, _) = self.load()?;
-        let session = crate::formats::pi::read(&source)?;
-        let opts = Options {
-            filter: Filter::Default,
-            search: None,
-            folds: Vec::new(),
-            leaf: self.leaf_of(&session),
-            home: self.env.pi_home(),
-            cwd: self.env.cwd_string(),
-            cycle_roots: true,
-        };
-        let rows = view::read_rows(&session, &opts)?;
-        let view = view::build(&session, rows.as_ref(), &opts);
-        out.tree(&session, &view)?;
-        Ok(())
+        pi::read_path(&self.on_disk()?, |session| {
+            let opts = Options {
+                filter: Filter::Default,
+                search: None,
+                folds: Vec::new(),
+                leaf: self.leaf_of(session),
+                home: self.env.pi_home(),
+                cwd: self.env.cwd_string(),
+                cycle_roots: true,
+            };
+            let rows = view::read_rows(session, &opts)?;
+            let view = view::build(session, rows.as_ref(), &opts);
+            Ok(out.tree(session, &view)?)
+        })
     }
 
     fn path(&self, out: &mut dyn Output) -> anyhow::Result<()> {
-        let (source, _) = self.load()?;
-        let session = crate::formats::pi::read(&source)?;
-        let projection = session.dialect().project(&session, self.leaf_of(&session))?;
-        out.path(&session, &projection)?;
-        Ok(())
+        pi::read_path(&self.on_disk()?, |session| {
+            let projection = session.dialect().project(session, self.leaf_of(session))?;
+            Ok(out.path(session, &projection)?)
+        })
+    }
+
+    /// Reads the session at `path` again and moves the leaf to the entry `leaf` names
+    /// (`None`: the null leaf).
+    fn move_to_id(&mut self, path: &Path, leaf: Option<&str>) -> anyhow::Result<()> {
+        pi::read_path(path, |session| {
+            let at = match leaf {
+                Some(id) => Some(
+                    session.get(id).ok_or_else(|| anyhow::anyhow!("entry {id} is no longer in {}", path.display()))?,
+                ),
+                None => None,
+            };
+            self.move_to(session, path, at)
+        })
     }
 
     /// Moves the leaf to `leaf` (an entry index or the null leaf) and re-projects.
@@ -295,25 +309,42 @@ impl Repl {
     /// with `summarize`, the branch left behind is summarized first and the summary,
     /// appended there, is the new leaf (pi's "Summarize").
     fn branch(&mut self, r: &str, summarize: bool, out: &mut dyn Output) -> anyhow::Result<()> {
-        let (source, path) = self.load()?;
-        let session = crate::formats::pi::read(&source)?;
-        let target = self.resolve(&session, r)?;
-        let e = &session.entries[target];
-        let is_prompt = (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
-        let leaf = if is_prompt {
-            let v = session.parse(target)?;
-            let text = crate::session::system::user_text(v.get("message").unwrap_or(&v));
-            out.notice(Notice::ContinuingFrom { id: &session.display_id(target), prompt: &text })?;
-            session.parent(target)
-        } else {
-            out.notice(Notice::ContinuingAfter { id: &session.display_id(target) })?;
-            Some(target)
-        };
+        let path = self.on_disk()?;
+        // Where the navigation lands, as ids: indices belong to one read of the file.
+        struct Nav {
+            target: String,
+            /// The target's prompt, when it is a user or custom message.
+            prompt: Option<String>,
+            to: String,
+            leaf: Option<String>,
+        }
+        let nav = pi::read_path(&path, |session| {
+            let target = self.resolve(session, r)?;
+            let e = &session.entries[target];
+            let is_prompt =
+                (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
+            let (prompt, leaf) = if is_prompt {
+                let v = session.parse(target)?;
+                (Some(crate::session::system::user_text(v.get("message").unwrap_or(&v))), session.parent(target))
+            } else {
+                (None, Some(target))
+            };
+            Ok(Nav {
+                target: session.display_id(target).into_owned(),
+                prompt,
+                to: session.id_str(target).map(str::to_string).unwrap_or_else(|| r.to_string()),
+                leaf: leaf.map(|l| session.named_id(l).map(str::to_string)).transpose()?,
+            })
+        })?;
+        match &nav.prompt {
+            Some(text) => out.notice(Notice::ContinuingFrom { id: &nav.target, prompt: text })?,
+            None => out.notice(Notice::ContinuingAfter { id: &nav.target })?,
+        }
         if !summarize {
-            return self.move_to(&session, &path, leaf);
+            return self.move_to_id(&path, nav.leaf.as_deref());
         }
         let from = self.writer.leaf().map(str::to_string).unwrap_or_else(|| "@".into());
-        let to = session.id_str(target).map(str::to_string).unwrap_or_else(|| r.to_string());
+        let to = nav.to;
         let info = llm::describe_model(&self.provider_opts)?;
         let budget = navigate::token_budget(self.provider.as_ref(), &info, &self.provider_opts.config);
         let level = (self.thinking != "off").then_some(self.thinking.as_str());
@@ -321,22 +352,17 @@ impl Repl {
         let summarizer = self.summarizer.as_ref();
         let Some(done) = navigate::summarize_left_branch(&path, &from, &to, summarizer, level, budget)? else {
             out.notice(Notice::NothingLeftBehind)?;
-            return self.move_to(&session, &path, leaf);
+            return self.move_to_id(&path, nav.leaf.as_deref());
         };
         out.notice(Notice::BranchSummary(&done.summary))?;
-        drop(session);
-        let source = Source::open(&path)?;
-        let session = crate::formats::pi::read(&source)?;
-        let leaf = session.get(&done.id);
-        self.move_to(&session, &path, leaf)
+        self.move_to_id(&path, Some(&done.id))
     }
 
     fn label(&mut self, r: &str, name: &str, out: &mut dyn Output) -> anyhow::Result<()> {
-        let (source, _) = self.load()?;
-        let session = crate::formats::pi::read(&source)?;
-        let target = self.resolve(&session, r)?;
-        let target_id = session.named_id(session.label_target(target))?.to_string();
-        drop(session);
+        let target_id = pi::read_path(&self.on_disk()?, |session| {
+            let target = self.resolve(session, r)?;
+            Ok(session.named_id(session.label_target(target))?.to_string())
+        })?;
         let mut p = Map::new();
         p.insert("targetId".into(), target_id.clone().into());
         p.insert("label".into(), name.into());
@@ -395,10 +421,9 @@ impl Repl {
                 bail!("{e}");
             }
             // pi's reasons when there is nothing to summarize.
-            let (source, _) = self.load()?;
-            let session = crate::formats::pi::read(&source)?;
-            let at_compaction =
-                self.leaf_of(&session).is_some_and(|l| session.entries[l].kind == EntryType::Compaction);
+            let at_compaction = pi::read_path(&self.on_disk()?, |session| {
+                Ok(self.leaf_of(session).is_some_and(|l| session.entries[l].kind == EntryType::Compaction))
+            })?;
             bail!(if at_compaction { "Already compacted" } else { "Nothing to compact (session too small)" });
         }
         let result = &end["result"];
@@ -409,18 +434,15 @@ impl Repl {
 
     /// pi's /fork: a new session file holding this branch, continued from here on.
     fn fork(&mut self, out: &mut dyn Output) -> anyhow::Result<()> {
-        let (source, path) = self.load()?;
-        let session = crate::formats::pi::read(&source)?;
-        let leaf = self.leaf_of(&session);
-        let cwd = session.header.cwd_str().map(str::to_string);
-        let cwd = cwd.unwrap_or_else(|| self.cwd.to_string_lossy().into_owned());
+        let path = self.on_disk()?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let navigate::Forked { path: new_path, id } = navigate::fork_branch(&session, &path, leaf, &cwd, &dir)?;
-        drop(session);
-        let source = Source::open(&new_path)?;
-        let forked = crate::formats::pi::read(&source)?;
-        let leaf = forked.default_leaf();
-        self.move_to(&forked, &new_path, leaf)?;
+        let navigate::Forked { path: new_path, id } = pi::read_path(&path, |session| {
+            let leaf = self.leaf_of(session);
+            let cwd = session.header.cwd_str().map(str::to_string);
+            let cwd = cwd.unwrap_or_else(|| self.cwd.to_string_lossy().into_owned());
+            navigate::fork_branch(session, &path, leaf, &cwd, &dir)
+        })?;
+        pi::read_path(&new_path, |forked| self.move_to(forked, &new_path, forked.default_leaf()))?;
         self.session_id = id;
         out.notice(Notice::Forked { path: &new_path })?;
         Ok(())

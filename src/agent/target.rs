@@ -88,73 +88,86 @@ pub fn existing_target(
     fork: bool,
     report: &mut dyn FnMut(&Session) -> anyhow::Result<()>,
 ) -> anyhow::Result<Target> {
-    let source = Source::open(path)?;
-    let session = crate::session::open::load(&source, setup.formats, &Default::default())?;
-    report(&session)?;
-    // pi's navigateTree: a user or custom message target continues from its parent.
-    let leaf = match from {
-        None => session.default_leaf(),
-        Some(r) => {
-            let target = rev::resolve(&session, r)?;
-            let e = &session.entries[target];
-            let is_prompt =
-                (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
-            if is_prompt {
-                let v = session.parse(target)?;
-                let text = user_text(v.get("message").unwrap_or(&v));
-                setup.notes.push(format!(
-                    "continuing from the parent of {}; its prompt was:\n{text}",
-                    session.display_id(target)
-                ));
-                session.parent(target)
-            } else {
-                Some(target)
-            }
-        }
-    };
-    if fork {
-        // pi's Fork choice for a missing cwd: the branch copied into a new session of the
-        // current directory, which the run continues in; the source is only read.
-        let cwd = setup.env.cwd_string();
-        if cwd.is_empty() {
-            bail!("the current directory is unknown");
-        }
-        let dir = session_dir(setup, &cwd)?;
-        let forked = navigate::fork_branch(&session, path, leaf, &cwd, &dir)?;
-        setup.notes.push(format!("continuing in a new session: {}", forked.path.display()));
-        return existing_target(setup, &forked.path, None, false, report);
+    enum Found {
+        Continue(Box<Target>),
+        Forked(PathBuf),
     }
-    let writer = session.dialect().writer()?;
-    writer
-        .check_append(&session)
-        .map_err(|e| anyhow::anyhow!("{e} (give --fork to continue in a new session in the current format)"))?;
-    let cwd = session.header.cwd_str().map(PathBuf::from);
-    let Some(cwd) = cwd.filter(|c| c.is_dir()) else {
-        bail!(
-            "{}: the session's cwd {} does not exist here (pi asks whether to fork it; give --fork to continue in a new session of the current directory)",
-            path.display(),
-            session.header.cwd.as_ref().map(Value::to_string).unwrap_or_else(|| "(none)".into())
-        );
-    };
-    let projection = session.dialect().project(&session, leaf)?;
-    let model = projection.model.as_ref().and_then(|m| {
-        Some(ModelSpec {
-            provider: m.get("provider")?.as_str()?.to_string(),
-            id: m.get("modelId")?.as_str()?.to_string(),
-        })
-    });
-    let has_thinking_entry = projection.path.iter().any(|&i| session.entries[i].kind == EntryType::ThinkingLevelChange);
-    let leaf_id = leaf.and_then(|l| session.id_str(l)).map(str::to_string);
-    Ok(Target {
-        writer: SessionWriter::existing(path.to_path_buf(), leaf_id),
-        cwd,
-        header: Value::Object(session.header.raw.clone()),
-        context: projection.messages,
-        model,
-        thinking: projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string),
-        has_thinking_entry,
-        new: false,
-    })
+    let open = || Ok(vec![Source::open(path)?]);
+    let formats = setup.formats;
+    let found = crate::session::open::read(&open, formats, report, |sessions, reading| {
+        let session = &sessions[0];
+        // pi's navigateTree: a user or custom message target continues from its parent.
+        let (leaf, note) = match from {
+            None => (session.default_leaf(), None),
+            Some(r) => {
+                let target = rev::resolve(session, r)?;
+                let e = &session.entries[target];
+                let is_prompt =
+                    (e.kind == EntryType::Message && e.role == Role::User) || e.kind == EntryType::CustomMessage;
+                if is_prompt {
+                    let v = session.parse(target)?;
+                    let text = user_text(v.get("message").unwrap_or(&v));
+                    let note = format!(
+                        "continuing from the parent of {}; its prompt was:\n{text}",
+                        session.display_id(target)
+                    );
+                    (session.parent(target), Some(note))
+                } else {
+                    (Some(target), None)
+                }
+            }
+        };
+        reading.start_output()?;
+        setup.notes.extend(note);
+        if fork {
+            // pi's Fork choice for a missing cwd: the branch copied into a new session of the
+            // current directory, which the run continues in; the source is only read.
+            let cwd = setup.env.cwd_string();
+            if cwd.is_empty() {
+                bail!("the current directory is unknown");
+            }
+            let dir = session_dir(setup, &cwd)?;
+            let forked = navigate::fork_branch(session, path, leaf, &cwd, &dir)?;
+            setup.notes.push(format!("continuing in a new session: {}", forked.path.display()));
+            return Ok(Found::Forked(forked.path));
+        }
+        let writer = session.dialect().writer()?;
+        writer
+            .check_append(session)
+            .map_err(|e| anyhow::anyhow!("{e} (give --fork to continue in a new session in the current format)"))?;
+        let cwd = session.header.cwd_str().map(PathBuf::from);
+        let Some(cwd) = cwd.filter(|c| c.is_dir()) else {
+            bail!(
+                "{}: the session's cwd {} does not exist here (pi asks whether to fork it; give --fork to continue in a new session of the current directory)",
+                path.display(),
+                session.header.cwd.as_ref().map(Value::to_string).unwrap_or_else(|| "(none)".into())
+            );
+        };
+        let projection = session.dialect().project(session, leaf)?;
+        let model = projection.model.as_ref().and_then(|m| {
+            Some(ModelSpec {
+                provider: m.get("provider")?.as_str()?.to_string(),
+                id: m.get("modelId")?.as_str()?.to_string(),
+            })
+        });
+        let has_thinking_entry =
+            projection.path.iter().any(|&i| session.entries[i].kind == EntryType::ThinkingLevelChange);
+        let leaf_id = leaf.and_then(|l| session.id_str(l)).map(str::to_string);
+        Ok(Found::Continue(Box::new(Target {
+            writer: SessionWriter::existing(path.to_path_buf(), leaf_id),
+            cwd,
+            header: Value::Object(session.header.raw.clone()),
+            context: projection.messages,
+            model,
+            thinking: projection.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string),
+            has_thinking_entry,
+            new: false,
+        })))
+    })?;
+    match found {
+        Found::Continue(target) => Ok(*target),
+        Found::Forked(forked) => existing_target(setup, &forked, None, false, report),
+    }
 }
 
 /// The thinking level as pi's `createAgentSession` picks it: `asked` (`--thinking`); else
@@ -200,11 +213,9 @@ pub fn summarize_left_branch(
     let Some(done) = navigate::summarize_left_branch(&path, "@", to, provider, level, budget)? else {
         return Ok(None);
     };
-    let source = Source::open(&path)?;
-    let session = crate::formats::pi::read(&source)?;
-    let leaf = session.get(&done.id);
-    let projection = session.dialect().project(&session, leaf)?;
-    target.context = projection.messages;
+    target.context = crate::formats::pi::read_path(&path, |session| {
+        Ok(session.dialect().project(session, session.get(&done.id))?.messages)
+    })?;
     target.writer = SessionWriter::existing(path, Some(done.id.clone()));
     Ok(Some(done))
 }

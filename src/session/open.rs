@@ -156,6 +156,18 @@ pub fn read<R>(
     Err(last_error.unwrap_or_else(|| anyhow::anyhow!("the sessions could not be read")))
 }
 
+/// [`read`] for one file known by its path, whose diagnostics the caller does not print
+/// (the agent re-reading its own session between turns): the same retries, nothing
+/// reported. `step` may run more than once, so it should only compute.
+pub fn read_path<R>(
+    path: &std::path::Path,
+    formats: &[&'static dyn Format],
+    mut step: impl FnMut(&Session) -> anyhow::Result<R>,
+) -> anyhow::Result<R> {
+    let open = || Ok(vec![Source::open(path)?]);
+    read(&open, formats, &mut |_| Ok(()), |sessions, _| step(&sessions[0]))
+}
+
 fn changed(sources: &[Source], attempts: usize) -> anyhow::Error {
     let file = sources.iter().find(|s| s.changed()).map_or_else(String::new, |s| s.name.clone());
     Changed { file, attempts, during_output: false }.into()

@@ -17,6 +17,7 @@ pub mod usage;
 pub mod write;
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -64,7 +65,14 @@ impl Format for PiFormat {
 }
 
 /// Reads a file known to be pi's (one pisces wrote, or the agent's own session) as pi
-/// reads it.
+/// reads it, and runs `step` on it, through [`crate::session::open::read_path`]: a line
+/// the parser cannot read makes it load again without that line, as for every command.
+pub fn read_path<R>(path: &Path, step: impl FnMut(&Session) -> anyhow::Result<R>) -> anyhow::Result<R> {
+    crate::session::open::read_path(path, &[&PI], step)
+}
+
+/// A pi file in memory, loaded once (tests).
+#[cfg(test)]
 pub fn read(source: &Source) -> Result<Session<'_>, LoadError> {
     load::load(source, &BTreeSet::new())
 }
