@@ -93,21 +93,23 @@ pub fn append_locked<E: From<WriteError>>(
 /// writing: under the lock of [`append_locked`], the file is loaded again (in `formats`),
 /// its format is asked whether it may be appended to, and `build` makes the lines (their
 /// parents are then the file's current leaf, even when another program appended since
-/// the command read it). Every command that appends goes through here.
-pub fn append_to_session<E>(
+/// the command read it). Every command that appends goes through here. The bytes are
+/// loaded with the one loader ([`super::open::read`]), so `build` may run again (on the
+/// same bytes, a line pi would skip left out): it should only compute.
+pub fn append_to_session(
     path: &Path,
     force: bool,
     formats: &[&'static dyn super::format::Format],
-    build: impl FnOnce(&Session) -> Result<Vec<String>, E>,
-) -> Result<AppendResult, E>
-where
-    E: From<WriteError> + From<super::LoadError> + From<AppendError>,
-{
+    mut build: impl FnMut(&Session) -> anyhow::Result<Vec<String>>,
+) -> anyhow::Result<AppendResult> {
+    let name = path.display().to_string();
     append_locked(path, force, |bytes| {
-        let source = super::Source::from_bytes(&path.display().to_string(), bytes.to_vec());
-        let session = super::open::load(&source, formats, &Default::default())?;
-        session.dialect().writer().map_err(AppendError::from)?.check_append(&session)?;
-        build(&session)
+        let open = || Ok(vec![super::Source::from_bytes(&name, bytes.to_vec())]);
+        super::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| {
+            let session = &sessions[0];
+            session.dialect().writer().map_err(AppendError::from)?.check_append(session)?;
+            build(session)
+        })
     })
 }
 
