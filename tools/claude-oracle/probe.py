@@ -1,0 +1,76 @@
+"""One resume of a corpus file at one entry, on a scratch copy: the request Claude Code sends.
+
+usage: python3 tools/claude-oracle/probe.py FILE [UUID]   (no UUID: `--resume` at its leaf)
+
+Prints the main-loop request's `messages` (the one with tools and the probe's marker).
+"""
+import json
+import shutil
+import sys
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+import oracle  # noqa: E402
+
+PROBE = "One more question [[probe]]"
+
+
+def session_id(path):
+    for line in open(path, encoding="utf-8", errors="replace"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and d.get("sessionId"):
+            return d["sessionId"]
+    raise SystemExit(f"{path}: no sessionId")
+
+
+def resume(ns, path, uuid=None, extra_lines=()):
+    """The main request Claude Code sends resuming `path` at `uuid` (None: at its leaf), or
+    (None, error text) when it refuses."""
+    sid = session_id(path)
+    d = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    dst = d / f"{sid}.jsonl"
+    shutil.copyfile(path, dst)
+    sub = path.parent / path.stem / "subagents"
+    if sub.is_dir():
+        shutil.copytree(sub, d / sid / "subagents")
+    if extra_lines:
+        with open(dst, "a") as f:
+            for l in extra_lines:
+                f.write(json.dumps(l) + "\n")
+    n = ns.request_count()
+    args = ["-p", PROBE, "--output-format", "json", "--resume", sid, "--allowedTools", "Bash"]
+    if uuid:
+        args += ["--resume-session-at", uuid]
+    try:
+        ns.claude(args, timeout=120)
+    except SystemExit as e:
+        return None, str(e)
+    for r in ns.requests_since(n):
+        b = r.get("body")
+        if isinstance(b, dict) and b.get("tools") and "[[probe]]" in json.dumps(b.get("messages", [])[-3:]):
+            return b, None
+    return None, "no main request"
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+    import scenarios
+    f = Path(sys.argv[1]).resolve()
+    script = oracle.RUN / "script.json"
+    script.write_text(json.dumps(scenarios.SCRIPT))
+    oracle.reset_scratch()
+    scenarios.write_project()
+    ns = oracle.Namespace(script)
+    try:
+        body, err = resume(ns, f, sys.argv[2] if len(sys.argv) > 2 else None)
+    finally:
+        ns.close()
+    if err:
+        raise SystemExit(err)
+    json.dump(body["messages"], sys.stdout, indent=1)
+    print()
