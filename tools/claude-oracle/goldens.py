@@ -10,7 +10,7 @@ probe's user line and the attachment lines after it, whose `rendered` texts are 
 and system messages it sent; each is taken out of the request once, from the end. An entry the
 client refuses to resume at is recorded with its error.
 
-Writes testdata/claude-code-2.1.332/expected/<file>.json:
+Writes testdata/claude-code-2.1.332/requests/<file>.json:
   {"client", "probe", "leaf": {...}, "at": {"<uuid>": {"messages": [...], "added": N} | {"refused": "..."}}}
 """
 import copy
@@ -153,7 +153,7 @@ def run(names):
     script = oracle.RUN / "script.json"
     oracle.RUN.mkdir(parents=True, exist_ok=True)
     script.write_text(json.dumps(scenarios.SCRIPT))
-    (oracle.OUT / "expected").mkdir(parents=True, exist_ok=True)
+    (oracle.OUT / "requests").mkdir(parents=True, exist_ok=True)
     for f in files:
         oracle.reset_scratch()
         scenarios.write_project()
@@ -167,6 +167,6 @@ def run(names):
                 log(f"{f.name}: {k + 1}/{len(ids)} {u[:8]}: " + ("refused" if "refused" in doc["at"][u] else f"{len(doc['at'][u]['messages'])} messages"))
         finally:
             ns.close()
-        out = oracle.OUT / "expected" / f"{f.stem}.json"
+        out = oracle.OUT / "requests" / f"{f.stem}.json"
         out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         log(f"{f.name}: {out.relative_to(oracle.REPO)}")

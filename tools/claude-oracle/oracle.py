@@ -15,7 +15,7 @@ the corpus are those fictional ones and nothing has to be rewritten.
 `corpus` writes testdata/claude-code-2.1.332/<name>.jsonl (and a subagent's transcripts under
 <name>/subagents/). `goldens` resumes each file at each entry Claude Code can resume at (on a
 scratch copy: resuming appends to the file) with one more prompt, and writes the `messages`
-of the request it sent, less the new turn, to testdata/claude-code-2.1.332/expected/. The
+of the request it sent, less the new turn, to testdata/claude-code-2.1.332/requests/. The
 tests read only the committed files. Scenarios: scenarios.py.
 """
 import json
