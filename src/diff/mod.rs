@@ -16,6 +16,7 @@ mod facts;
 mod files;
 mod fork;
 mod summary;
+pub mod text;
 mod turns;
 
 use serde::Serialize;
@@ -33,6 +34,9 @@ pub struct Options {
     pub context: usize,
     /// Only the per-side summary (`--stat`): no turns, no content diffs.
     pub stat: bool,
+    /// Diff the prompts and the replies of aligned turns ([`TurnPair::prompt_diff`],
+    /// [`TurnPair::reply_diff`]: the text output shows them, the JSON document does not).
+    pub text_diffs: bool,
 }
 
 /// Which side of the comparison.
@@ -156,6 +160,13 @@ pub struct TurnPair {
     pub b: Option<Turn>,
     /// Both turns exist and their prompts are the same text.
     pub same_prompt: bool,
+    /// A word diff of the two prompts when they differ, it is worth reading and the
+    /// budget allows it ([`text`]); only with [`Options::text_diffs`], not serialized.
+    #[serde(skip)]
+    pub prompt_diff: Option<text::WordDiff>,
+    /// A line diff of the two replies, as `prompt_diff`.
+    #[serde(skip)]
+    pub reply_diff: Option<text::LineDiff>,
 }
 
 /// A turn: from a user message, `bashExecution` or custom message (with the entries
@@ -481,6 +492,7 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Unreadabl
     } else {
         let pairs = turns::align(&facts_a, &turns_a, &facts_b, &turns_b);
         let (res_a, res_b) = (turns::results_by_call(&facts_a), turns::results_by_call(&facts_b));
+        let mut budget = text::Budget::new();
         Some(
             pairs
                 .into_iter()
@@ -496,7 +508,12 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Unreadabl
                         },
                         _ => false,
                     };
-                    TurnPair { index: k + 1, a: ta, b: tb, same_prompt }
+                    let (prompt_diff, reply_diff) = if opts.text_diffs {
+                        text::of_pair(&mut budget, ta.as_ref(), tb.as_ref())
+                    } else {
+                        (None, None)
+                    };
+                    TurnPair { index: k + 1, a: ta, b: tb, same_prompt, prompt_diff, reply_diff }
                 })
                 .collect(),
         )
