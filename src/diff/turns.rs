@@ -11,8 +11,8 @@ use std::ops::Range;
 use rustc_hash::FxHashMap;
 use similar::{capture_diff_slices, Algorithm, DiffOp};
 
+use super::calls::{outcome, results_by_call, target};
 use super::facts::{self, Fact, FactKind};
-use super::summary::outcome;
 use super::{Event, Prompt, Reply, ToolCall, Turn};
 use crate::session::format::Unreadable;
 use crate::session::{EntryIdx, EntryType, LineNo, Role, Session};
@@ -138,17 +138,6 @@ pub(super) fn align<'t>(
     pairs
 }
 
-/// Tool results of a side by the call id they answer.
-pub(super) fn results_by_call(facts: &[Fact]) -> FxHashMap<&str, usize> {
-    let mut map = FxHashMap::default();
-    for (k, f) in facts.iter().enumerate() {
-        if let FactKind::ToolResult(r) = &f.kind {
-            map.entry(r.call_id.as_str()).or_insert(k);
-        }
-    }
-    map
-}
-
 /// Describes one turn (`results`: [`results_by_call`] of all `facts`).
 pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&str, usize>) -> Turn {
     let facts = &all[span.range.clone()];
@@ -216,25 +205,6 @@ pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&
         }
     }
     turn
-}
-
-/// What a call acted on, for display: `path` (`path (lines 25-29)` for a partial read),
-/// the bash command, or another argument (`pattern`).
-pub(super) fn target(c: &facts::CallFact) -> Option<String> {
-    if let Some(p) = &c.path {
-        let n = |f: f64| js_number(f);
-        return Some(match (c.offset, c.limit) {
-            (None, None) => p.clone(),
-            (Some(o), Some(l)) => format!("{p} (lines {}-{})", n(o), n(o + l - 1.0)),
-            (Some(o), None) => format!("{p} (from line {})", n(o)),
-            (None, Some(l)) => format!("{p} (lines 1-{})", n(l)),
-        });
-    }
-    c.command.clone().or_else(|| c.other.clone())
-}
-
-fn js_number(f: f64) -> String {
-    crate::session::js::number(f).to_string()
 }
 
 /// The last user message of the shared prefix.
