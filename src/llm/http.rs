@@ -32,11 +32,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::anthropic::{self, AnthropicStream};
 use super::catalog::Api;
+use super::client::anthropic::{self, AnthropicStream};
+use super::client::openai::{self, OpenAiStream};
 use super::message::{assemble, llm_messages, now_ms, Draft, Meta};
 use super::model::ModelInfo;
-use super::openai::{self, OpenAiStream};
 use super::provider::{LlmError, ModelSpec, Provider, Request, StreamEvent};
 use super::sse::{SseDecoder, SseEvent};
 
