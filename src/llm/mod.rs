@@ -10,6 +10,7 @@ pub mod model;
 mod open;
 pub mod provider;
 pub mod sse;
+mod stream;
 pub mod testing;
 pub mod wire;
 

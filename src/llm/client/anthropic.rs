@@ -13,11 +13,11 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use crate::llm::catalog::TokenCounts;
-use crate::llm::http::{Attempt, Flow, StreamParser};
 use crate::llm::message::{clamp_max_tokens, finish_arguments, Draft};
 use crate::llm::model::ModelInfo;
 use crate::llm::provider::{Request, StreamEvent};
 use crate::llm::sse::SseEvent;
+use crate::llm::stream::{Attempt, Flow, StreamParser};
 use crate::llm::wire::{anthropic_request_with, ModelRef, RequestOptions};
 
 /// The output limit for an Anthropic model the catalog does not know (the API requires one).

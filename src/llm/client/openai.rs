@@ -13,11 +13,11 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::llm::http::{Attempt, Flow, StreamParser};
 use crate::llm::message::{clamp_max_tokens, finish_arguments, Draft};
 use crate::llm::model::ModelInfo;
 use crate::llm::provider::{Request, StreamEvent};
 use crate::llm::sse::SseEvent;
+use crate::llm::stream::{Attempt, Flow, StreamParser};
 use crate::llm::wire::{openai_request, ModelRef};
 
 /// The request quirks of an endpoint (the part of pi-ai's compat record pisces uses).
