@@ -84,7 +84,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         anyhow::bail!("only one of SESSION and --against can be `-` (standard input)");
     }
     let rev_b = args.rev_b.clone().unwrap_or_else(|| "@".to_string());
-    let opts = Options { context: args.context, stat: args.stat };
+    let opts = Options { context: args.context, stat: args.stat, text_diffs: args.format == Format::Text };
     let mut files = vec![args.session.as_str()];
     files.extend(args.against.as_deref());
     read(ctx, &files, |sessions, reading| {

@@ -12,17 +12,19 @@
 //! write/edit/read calls that rebuild their content. Nothing here prints: the renderers
 //! (`render::diff`) and serde (`--format json`) turn the report into output.
 
+mod calls;
 mod facts;
 mod files;
 mod fork;
 mod summary;
+pub mod text;
 mod turns;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::session::format::Unreadable;
-use crate::session::{EntryIdx, LineNo, Session};
+use crate::session::{js, EntryIdx, LineNo, Session};
 
 pub use summary::is_test_command;
 
@@ -33,6 +35,9 @@ pub struct Options {
     pub context: usize,
     /// Only the per-side summary (`--stat`): no turns, no content diffs.
     pub stat: bool,
+    /// Diff the prompts and the replies of aligned turns ([`TurnPair::prompt_diff`],
+    /// [`TurnPair::reply_diff`]: the text output shows them, the JSON document does not).
+    pub text_diffs: bool,
 }
 
 /// Which side of the comparison.
@@ -156,6 +161,13 @@ pub struct TurnPair {
     pub b: Option<Turn>,
     /// Both turns exist and their prompts are the same text.
     pub same_prompt: bool,
+    /// A word diff of the two prompts when they differ, it is worth reading and the
+    /// budget allows it ([`text`]); only with [`Options::text_diffs`], not serialized.
+    #[serde(skip)]
+    pub prompt_diff: Option<text::WordDiff>,
+    /// A line diff of the two replies, as `prompt_diff`.
+    #[serde(skip)]
+    pub reply_diff: Option<text::LineDiff>,
 }
 
 /// A turn: from a user message, `bashExecution` or custom message (with the entries
@@ -330,31 +342,27 @@ pub struct ErrorItem {
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "js::serialize_number")]
     pub input: f64,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "js::serialize_number")]
     pub output: f64,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "js::serialize_number")]
     pub cache_read: f64,
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "js::serialize_number")]
     pub cache_write: f64,
     /// Sum of `totalTokens` where present.
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "js::serialize_number")]
     pub total_tokens: f64,
     /// input + output + cacheRead + cacheWrite (pi's "tokens").
-    #[serde(serialize_with = "js_number")]
+    #[serde(serialize_with = "js::serialize_number")]
     pub tokens: f64,
     /// Dollars (`cost.total`).
     pub cost: f64,
 }
 
-/// Numbers as JavaScript prints them: `44`, not `44.0`.
-fn js_number<S: serde::Serializer>(f: &f64, ser: S) -> Result<S::Ok, S::Error> {
-    crate::session::js::number(*f).serialize(ser)
-}
-
+/// [`js::serialize_number`] for a number that may be missing (`null`).
 fn js_number_opt<S: serde::Serializer>(f: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
-    f.map(crate::session::js::number).serialize(ser)
+    f.map(js::number).serialize(ser)
 }
 
 /// read/write/edit calls on one path.
@@ -480,7 +488,8 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Unreadabl
         None
     } else {
         let pairs = turns::align(&facts_a, &turns_a, &facts_b, &turns_b);
-        let (res_a, res_b) = (turns::results_by_call(&facts_a), turns::results_by_call(&facts_b));
+        let (res_a, res_b) = (calls::results_by_call(&facts_a), calls::results_by_call(&facts_b));
+        let mut budget = text::Budget::new();
         Some(
             pairs
                 .into_iter()
@@ -496,7 +505,12 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Unreadabl
                         },
                         _ => false,
                     };
-                    TurnPair { index: k + 1, a: ta, b: tb, same_prompt }
+                    let (prompt_diff, reply_diff) = if opts.text_diffs {
+                        text::of_pair(&mut budget, ta.as_ref(), tb.as_ref())
+                    } else {
+                        (None, None)
+                    };
+                    TurnPair { index: k + 1, a: ta, b: tb, same_prompt, prompt_diff, reply_diff }
                 })
                 .collect(),
         )

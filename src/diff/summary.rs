@@ -4,8 +4,8 @@
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::facts::{CallFact, Fact, FactKind, ResultFact};
-use super::turns::{results_by_call, target};
+use super::calls::{first_line, outcome, results_by_call, target};
+use super::facts::{CallFact, Fact, FactKind};
 use super::{CommandRuns, ErrorItem, FileOps, Outcome, Run, SideSummary, TestCounts, Usage};
 use crate::session::format::Unreadable;
 use crate::session::usage::Totals;
@@ -262,53 +262,6 @@ fn model_in_effect(s: &Session, path: &[EntryIdx]) -> Result<Option<String>, Unr
     Ok(None)
 }
 
-/// How a call ended: its outcome, the bash exit code, and the first line of an error.
-pub(super) fn outcome(c: &CallFact, r: Option<&ResultFact>) -> (Outcome, Option<i64>, Option<String>) {
-    let Some(r) = r else { return (Outcome::NoResult, None, None) };
-    let text = r.text.as_deref().unwrap_or_default();
-    if c.name == "bash" {
-        if !r.is_error {
-            return (Outcome::Ok, Some(0), None);
-        }
-        if let Some(code) = exit_code(text) {
-            return (Outcome::Error, Some(code), None);
-        }
-        let last = last_line(text);
-        if text.contains("Command timed out after") {
-            return (Outcome::Timeout, None, Some(last));
-        }
-        if text.trim_end().ends_with("Command aborted") {
-            return (Outcome::Aborted, None, Some(last));
-        }
-        return (Outcome::Error, None, Some(last));
-    }
-    if r.is_error {
-        (Outcome::Error, None, Some(first_line(text)))
-    } else {
-        (Outcome::Ok, None, None)
-    }
-}
-
-/// pi's bash error notice: `…\n\nCommand exited with code N` (the last one in the text).
-fn exit_code(text: &str) -> Option<i64> {
-    const NOTICE: &str = "Command exited with code ";
-    let at = text.rfind(NOTICE)? + NOTICE.len();
-    let rest = &text[at..];
-    let end = rest
-        .char_indices()
-        .find(|&(k, c)| !(c.is_ascii_digit() || (k == 0 && c == '-')))
-        .map_or(rest.len(), |(k, _)| k);
-    rest[..end].parse().ok()
-}
-
-fn first_line(text: &str) -> String {
-    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default().to_string()
-}
-
-fn last_line(text: &str) -> String {
-    text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or_default().to_string()
-}
-
 /// Passed / failed counts in a test run's output: node's TAP `# pass N` / `# fail N` (and
 /// its spec reporter's `ℹ pass N`), `N passed` / `N failed` (pytest, cargo, jest, vitest),
 /// `N passing` / `N failing` (mocha). The last count of each kind wins, except that
@@ -452,12 +405,6 @@ mod tests {
         ] {
             assert!(!is_test_command(no), "{no}");
         }
-    }
-
-    #[test]
-    fn exit_codes_from_pi_notices() {
-        assert_eq!(exit_code("out\nerr\n\n\nCommand exited with code 3"), Some(3));
-        assert_eq!(exit_code("ok"), None);
     }
 
     #[test]

@@ -7,13 +7,12 @@
 //! point is in.
 
 use std::ops::Range;
-use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
-use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
+use similar::{capture_diff_slices, Algorithm, DiffOp};
 
+use super::calls::{outcome, results_by_call, target};
 use super::facts::{self, Fact, FactKind};
-use super::summary::outcome;
 use super::{Event, Prompt, Reply, ToolCall, Turn};
 use crate::session::format::Unreadable;
 use crate::session::{EntryIdx, EntryType, LineNo, Role, Session};
@@ -70,9 +69,16 @@ fn split_entries(s: &Session, entries: &[EntryIdx]) -> Vec<Span> {
     spans
 }
 
+/// Turns of the two sides together past which they are not aligned by their prompts but
+/// paired in order: a size, not a time, so that the same sessions always pair the same
+/// way. Patience diffing the prompts is quick, but between its anchors it falls back to
+/// Myers' algorithm, which on this many keys can take up to about (N+M)²/2 = 5·10⁷ steps.
+const MAX_ALIGNED_TURNS: usize = 10_000;
+
 /// Pairs the two sides' turns: the parts continuing across the fork point together, then
 /// the rest by a diff of their prompts (equal prompts pair up; between them, turns pair
-/// in order).
+/// in order). Sides with no prompt in common, or more than [`MAX_ALIGNED_TURNS`] turns
+/// together, pair in order.
 pub(super) fn align<'t>(
     fa: &[Fact],
     ta: &'t [Span],
@@ -100,16 +106,16 @@ pub(super) fn align<'t>(
     };
     let ka: Vec<u64> = ra.iter().map(|t| key(fa, t)).collect();
     let kb: Vec<u64> = rb.iter().map(|t| key(fb, t)).collect();
-    // No prompt in common (attempts usually differ in every prompt): pair in order.
+    // Too many turns, or no prompt in common (attempts usually differ in every prompt):
+    // pair in order.
     let in_b: rustc_hash::FxHashSet<u64> = kb.iter().copied().collect();
-    if !ka.iter().any(|k| in_b.contains(k)) {
+    if ka.len() + kb.len() > MAX_ALIGNED_TURNS || !ka.iter().any(|k| in_b.contains(k)) {
         for d in 0..ra.len().max(rb.len()) {
             pairs.push((ra.get(d), rb.get(d)));
         }
         return pairs;
     }
-    let deadline = Instant::now() + Duration::from_millis(20);
-    for op in capture_diff_slices_deadline(Algorithm::Patience, &ka, &kb, Some(deadline)) {
+    for op in capture_diff_slices(Algorithm::Patience, &ka, &kb) {
         match op {
             DiffOp::Equal { old_index, new_index, len } => {
                 for d in 0..len {
@@ -130,17 +136,6 @@ pub(super) fn align<'t>(
         }
     }
     pairs
-}
-
-/// Tool results of a side by the call id they answer.
-pub(super) fn results_by_call(facts: &[Fact]) -> FxHashMap<&str, usize> {
-    let mut map = FxHashMap::default();
-    for (k, f) in facts.iter().enumerate() {
-        if let FactKind::ToolResult(r) = &f.kind {
-            map.entry(r.call_id.as_str()).or_insert(k);
-        }
-    }
-    map
 }
 
 /// Describes one turn (`results`: [`results_by_call`] of all `facts`).
@@ -212,25 +207,6 @@ pub(super) fn view(s: &Session, all: &[Fact], span: &Span, results: &FxHashMap<&
     turn
 }
 
-/// What a call acted on, for display: `path` (`path (lines 25-29)` for a partial read),
-/// the bash command, or another argument (`pattern`).
-pub(super) fn target(c: &facts::CallFact) -> Option<String> {
-    if let Some(p) = &c.path {
-        let n = |f: f64| js_number(f);
-        return Some(match (c.offset, c.limit) {
-            (None, None) => p.clone(),
-            (Some(o), Some(l)) => format!("{p} (lines {}-{})", n(o), n(o + l - 1.0)),
-            (Some(o), None) => format!("{p} (from line {})", n(o)),
-            (None, Some(l)) => format!("{p} (lines 1-{})", n(l)),
-        });
-    }
-    c.command.clone().or_else(|| c.other.clone())
-}
-
-fn js_number(f: f64) -> String {
-    crate::session::js::number(f).to_string()
-}
-
 /// The last user message of the shared prefix.
 pub(super) fn last_user_prompt(s: &Session, shared: &[EntryIdx]) -> Result<Option<super::EntryText>, Unreadable> {
     let Some(&i) = shared.iter().rev().find(|&&i| {
@@ -278,4 +254,76 @@ pub(super) fn context(s: &Session, shared: &[EntryIdx], n: usize) -> Result<Vec<
     let spans = split_entries(s, part);
     let results = results_by_call(&facts);
     Ok(spans.iter().filter(|sp| sp.prompt.is_some()).map(|sp| view(s, &facts, sp, &results)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::facts::PromptFact;
+
+    /// A side whose turns are each one prompt.
+    fn side(prompts: &[String]) -> (Vec<Fact>, Vec<Span>) {
+        let facts = prompts
+            .iter()
+            .enumerate()
+            .map(|(k, p)| Fact {
+                entry: EntryIdx::new(k),
+                kind: FactKind::Prompt(PromptFact {
+                    kind: "user",
+                    text: p.clone(),
+                    exit_code: None,
+                    cancelled: false,
+                    output: None,
+                    custom_type: None,
+                }),
+                usage: None,
+            })
+            .collect();
+        let spans = (0..prompts.len()).map(|k| Span { range: k..k + 1, prompt: Some(k) }).collect();
+        (facts, spans)
+    }
+
+    /// The aligned pairs as (A's turn, B's turn) positions.
+    fn aligned(a: &[String], b: &[String]) -> Vec<(Option<usize>, Option<usize>)> {
+        let ((fa, ta), (fb, tb)) = (side(a), side(b));
+        let at = |t: Option<&Span>| t.and_then(|t| t.prompt);
+        align(&fa, &ta, &fb, &tb).into_iter().map(|(x, y)| (at(x), at(y))).collect()
+    }
+
+    fn texts(t: &[&str]) -> Vec<String> {
+        t.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn turns_pair_by_equal_prompts() {
+        let a = texts(&["fix it", "run the tests", "commit"]);
+        let b = texts(&["run the tests", "push"]);
+        assert_eq!(aligned(&a, &b), [(Some(0), None), (Some(1), Some(0)), (Some(2), Some(1))]);
+        // No prompt in common: in order.
+        let c = texts(&["one", "two"]);
+        assert_eq!(aligned(&a, &c), [(Some(0), Some(0)), (Some(1), Some(1)), (Some(2), None)]);
+    }
+
+    #[test]
+    fn too_many_turns_pair_in_order() {
+        // B has one more turn at the start: aligned, every turn of A pairs with the next of B.
+        let n = MAX_ALIGNED_TURNS / 2 - 1;
+        let a: Vec<String> = (0..n).map(|k| format!("prompt {k}")).collect();
+        let b: Vec<String> = std::iter::once("first".to_string()).chain(a.iter().cloned()).collect();
+        let pairs = aligned(&a, &b);
+        assert_eq!(pairs.len(), n + 1);
+        assert_eq!(pairs[0], (None, Some(0)));
+        assert!(pairs[1..].iter().enumerate().all(|(k, &p)| p == (Some(k), Some(k + 1))));
+        // One turn more than the limit: in order, the same way each time.
+        let a: Vec<String> = (0..n + 2).map(|k| format!("prompt {k}")).collect();
+        assert_eq!(a.len() + b.len(), MAX_ALIGNED_TURNS + 1);
+        let pairs = aligned(&a, &b);
+        assert_eq!(pairs.len(), a.len());
+        assert!(
+            pairs.iter().enumerate().all(|(k, &p)| p == (Some(k), (k < b.len()).then_some(k))),
+            "{:?}",
+            &pairs[..3]
+        );
+        assert_eq!(aligned(&a, &b), pairs);
+    }
 }

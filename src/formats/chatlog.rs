@@ -275,7 +275,7 @@ mod tests {
         let report = crate::diff::compare(
             &input(leaf, "@~1"),
             &input(s.default_leaf().unwrap(), "@"),
-            &crate::diff::Options { context: 0, stat: false },
+            &crate::diff::Options { context: 0, stat: false, text_diffs: false },
         )
         .unwrap();
         let doc = serde_json::to_value(&report).unwrap();

@@ -32,13 +32,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::anthropic::{self, AnthropicStream};
 use super::catalog::Api;
+use super::client::anthropic::{self, AnthropicStream};
+use super::client::openai::{self, OpenAiStream};
 use super::message::{assemble, llm_messages, now_ms, Draft, Meta};
 use super::model::ModelInfo;
-use super::openai::{self, OpenAiStream};
 use super::provider::{LlmError, ModelSpec, Provider, Request, StreamEvent};
-use super::sse::{SseDecoder, SseEvent};
+use super::sse::SseDecoder;
+use super::stream::{Attempt, Flow, StreamParser};
 
 /// A string that must not be shown (an API key, a configured header value).
 #[derive(Clone, PartialEq, Eq)]
@@ -97,45 +98,6 @@ impl RetryPolicy {
             d.min(self.max_delay)
         }
     }
-}
-
-/// Whether the reader should go on.
-pub(crate) enum Flow {
-    Continue,
-    /// The reply is complete (`message_stop`, `[DONE]`, or an error event).
-    Done,
-}
-
-/// Why an attempt produced no message.
-pub(crate) enum Attempt {
-    /// Worth another attempt.
-    Transient {
-        reason: String,
-        retry_after: Option<Duration>,
-        /// Connection-level (no reply at all).
-        network: bool,
-    },
-    /// Trouble after the reply started (cut off, stalled, not an event stream).
-    Stream(String),
-    /// Not worth retrying.
-    Fatal(LlmError),
-}
-
-impl Attempt {
-    pub(crate) fn transient(reason: String, retry_after: Option<Duration>, network: bool) -> Attempt {
-        Attempt::Transient { reason, retry_after, network }
-    }
-
-    pub(crate) fn stream(message: String) -> Attempt {
-        Attempt::Stream(message)
-    }
-}
-
-/// A protocol's view of the event stream.
-pub(crate) trait StreamParser {
-    fn on_event(&mut self, ev: &SseEvent, events: &mut dyn FnMut(&StreamEvent)) -> Result<Flow, Attempt>;
-    /// The stream is over (complete or not): the message, or why there is none.
-    fn finish(self: Box<Self>) -> Result<Draft, Attempt>;
 }
 
 /// A model behind an HTTP API. Made by [`super::open_provider`].

@@ -1,16 +1,16 @@
 //! Talking to models: the provider interface, HTTP providers, and provider request
 //! formats.
 
-mod anthropic;
 pub mod catalog;
+mod client;
 pub mod config;
 mod http;
 pub mod message;
 pub mod model;
 mod open;
-mod openai;
 pub mod provider;
 pub mod sse;
+mod stream;
 pub mod testing;
 pub mod wire;
 

@@ -4,12 +4,10 @@
 //! summary alone. Text from the session is sanitized; color comes only from the [`Ui`].
 
 use std::io::{self, Write};
-use std::time::{Duration, Instant};
-
-use similar::{ChangeTag, TextDiff};
 
 use super::table::{dollars, thousands};
 use super::{sanitize, Paint, Ui};
+use crate::diff::text::{LineDiff, Tag, WordDiff};
 use crate::diff::{
     CommandRuns, FileCompare, Outcome, Prompt, Reply, Report, Run, SideInfo, SideSummary, TestCounts, ToolCall, Turn,
 };
@@ -34,7 +32,6 @@ fn del<'t>(ui: &Ui, t: &'t str) -> std::borrow::Cow<'t, str> {
 
 /// The whole report.
 pub fn write_text(w: &mut dyn Write, ui: &Ui, r: &Report) -> io::Result<()> {
-    let budget = Budget::new();
     write_head(w, ui, r)?;
     if r.identical {
         writeln!(w)?;
@@ -67,7 +64,7 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, r: &Report) -> io::Result<()> {
             format!("turn {}{only}", pair.index)
         };
         rule(w, ui, &title)?;
-        write_prompts(w, ui, &budget, pair.a.as_ref(), pair.b.as_ref())?;
+        write_prompts(w, ui, pair.a.as_ref(), pair.b.as_ref(), pair.prompt_diff.as_ref())?;
         for (name, t) in [("A", &pair.a), ("B", &pair.b)] {
             if let Some(t) = t {
                 write_events(w, ui, name, t)?;
@@ -77,11 +74,11 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, r: &Report) -> io::Result<()> {
         write_replies(
             w,
             ui,
-            &budget,
             pair.a.as_ref().and_then(|t| t.reply.as_ref()),
             pair.b.as_ref().and_then(|t| t.reply.as_ref()),
             pair.a.is_some(),
             pair.b.is_some(),
+            pair.reply_diff.as_ref(),
         )?;
     }
     writeln!(w)?;
@@ -184,7 +181,7 @@ fn write_side_line(w: &mut dyn Write, ui: &Ui, name: &str, s: &SideInfo, show_fi
 
 fn write_context_turn(w: &mut dyn Write, ui: &Ui, t: &Turn) -> io::Result<()> {
     if let Some(p) = &t.prompt {
-        writeln!(w, "{} {}", ui.paint(Paint::User, prompt_label(p)), one_line(&prompt_text(p), 100))?;
+        writeln!(w, "{} {}", ui.paint(Paint::User, prompt_label(p)), one_line(&p.shown_text(), 100))?;
     }
     if !t.tool_calls.is_empty() {
         let calls: Vec<String> = t.tool_calls.iter().map(|c| c.name.clone()).collect();
@@ -198,7 +195,7 @@ fn write_context_turn(w: &mut dyn Write, ui: &Ui, t: &Turn) -> io::Result<()> {
         )?;
     }
     if let Some(r) = &t.reply {
-        writeln!(w, "  {} {}", ui.paint(Paint::Assistant, "reply"), one_line(&reply_text(r), 90))?;
+        writeln!(w, "  {} {}", ui.paint(Paint::Assistant, "reply"), one_line(&r.shown_text(), 90))?;
     }
     Ok(())
 }
@@ -211,14 +208,15 @@ fn prompt_label(p: &Prompt) -> &'static str {
     }
 }
 
-fn prompt_text(p: &Prompt) -> String {
-    match (p.kind, &p.custom_type) {
-        ("custom", Some(t)) => format!("[{t}] {}", p.text),
-        _ => p.text.clone(),
-    }
-}
-
-fn write_prompts(w: &mut dyn Write, ui: &Ui, budget: &Budget, a: Option<&Turn>, b: Option<&Turn>) -> io::Result<()> {
+/// The prompts of two aligned turns: one when they are the same, else their word diff
+/// (`diff`) or both whole.
+fn write_prompts(
+    w: &mut dyn Write,
+    ui: &Ui,
+    a: Option<&Turn>,
+    b: Option<&Turn>,
+    diff: Option<&WordDiff>,
+) -> io::Result<()> {
     let pa = a.and_then(|t| t.prompt.as_ref());
     let pb = b.and_then(|t| t.prompt.as_ref());
     let head = |p: &Prompt| {
@@ -232,15 +230,10 @@ fn write_prompts(w: &mut dyn Write, ui: &Ui, budget: &Budget, a: Option<&Turn>, 
                 head(x),
                 ui.paint(Paint::Dim, &format!("(same prompt on both sides; B {})", id_text(&y.id, y.line)))
             )?;
-            write_block(w, ui, &prompt_text(x), "  ")?;
+            write_block(w, ui, &x.shown_text(), "  ")?;
         }
         (Some(x), Some(y)) => {
-            let (tx, ty) = (prompt_text(x), prompt_text(y));
-            let diff = budget
-                .deadline()
-                .filter(|_| comparable(&tx, &ty))
-                .map(|until| TextDiff::configure().deadline(until).diff_words(tx.as_str(), ty.as_str()));
-            if let Some(diff) = diff.filter(|d| mostly_shared(d, &tx, &ty)) {
+            if let Some(diff) = diff {
                 writeln!(
                     w,
                     "{} A {} → B {}",
@@ -248,19 +241,19 @@ fn write_prompts(w: &mut dyn Write, ui: &Ui, budget: &Budget, a: Option<&Turn>, 
                     ui.paint(Paint::Dim, &id_text(&x.id, x.line)),
                     ui.paint(Paint::Dim, &id_text(&y.id, y.line))
                 )?;
-                write_word_diff(w, ui, &diff)?;
+                write_word_diff(w, ui, diff)?;
             } else {
                 writeln!(w, "{} {}", side_tag(ui, "A"), head(x))?;
-                write_block(w, ui, &tx, "  ")?;
+                write_block(w, ui, &x.shown_text(), "  ")?;
                 writeln!(w, "{} {}", side_tag(ui, "B"), head(y))?;
-                write_block(w, ui, &ty, "  ")?;
+                write_block(w, ui, &y.shown_text(), "  ")?;
             }
         }
         (x, y) => {
             for (name, p) in [("A", x), ("B", y)] {
                 if let Some(p) = p {
                     writeln!(w, "{} {}", side_tag(ui, name), head(p))?;
-                    write_block(w, ui, &prompt_text(p), "  ")?;
+                    write_block(w, ui, &p.shown_text(), "  ")?;
                 }
             }
         }
@@ -275,107 +268,18 @@ fn write_prompts(w: &mut dyn Write, ui: &Ui, budget: &Budget, a: Option<&Turn>, 
     Ok(())
 }
 
-/// Time for prompt and reply diffs: each may take [`Budget::EACH`] (then it is less
-/// minimal), all of them [`Budget::ALL`]; past that, texts are shown whole, side by side.
-/// A long comparison stays fast however different its turns are.
-struct Budget {
-    until: Instant,
-}
-
-impl Budget {
-    const EACH: Duration = Duration::from_millis(20);
-    const ALL: Duration = Duration::from_millis(100);
-
-    fn new() -> Budget {
-        Budget { until: Instant::now() + Self::ALL }
-    }
-
-    /// When the next diff must end, or `None` when the time is spent.
-    fn deadline(&self) -> Option<Instant> {
-        let now = Instant::now();
-        (now < self.until).then(|| (now + Self::EACH).min(self.until))
-    }
-}
-
-/// Texts of so different sizes that a diff would be mostly one side.
-fn comparable(a: &str, b: &str) -> bool {
-    let (x, y) = (a.len().min(b.len()), a.len().max(b.len()));
-    x > 0 && (y <= 4000 || x * 4 >= y)
-}
-
-/// A diff is worth reading when the texts share at least half of the shorter one.
-fn mostly_shared<'x>(diff: &TextDiff<'x, 'x, 'x, str>, a: &str, b: &str) -> bool {
-    let shorter = a.trim().len().min(b.trim().len());
-    let equal: usize = diff
-        .iter_all_changes()
-        .filter(|c| c.tag() == ChangeTag::Equal && !c.value().trim().is_empty())
-        .map(|c| c.value().len())
-        .sum();
-    shorter > 0 && equal * 2 >= shorter
-}
-
-/// A word diff: `[-removed-]{+added+}` (colored on a terminal), runs of changed words
-/// (and the spaces between them) merged as git's `--word-diff` does.
-fn write_word_diff<'x>(w: &mut dyn Write, ui: &Ui, diff: &TextDiff<'x, 'x, 'x, str>) -> io::Result<()> {
+/// A word diff: `[-removed-]{+added+}` (colored on a terminal).
+fn write_word_diff(w: &mut dyn Write, ui: &Ui, diff: &WordDiff) -> io::Result<()> {
     let mut out = String::from("  ");
-    for (tag, text) in word_runs(diff) {
-        let v = sanitize(&text).replace('\n', "\n  ");
-        match tag {
-            ChangeTag::Equal => out.push_str(&v),
-            ChangeTag::Delete => out.push_str(&del(ui, &format!("[-{v}-]"))),
-            ChangeTag::Insert => out.push_str(&ins(ui, &format!("{{+{v}+}}"))),
+    for run in &diff.runs {
+        let v = sanitize(&run.text).replace('\n', "\n  ");
+        match run.tag {
+            Tag::Equal => out.push_str(&v),
+            Tag::Delete => out.push_str(&del(ui, &format!("[-{v}-]"))),
+            Tag::Insert => out.push_str(&ins(ui, &format!("{{+{v}+}}"))),
         }
     }
     writeln!(w, "{}", out.trim_end())
-}
-
-/// The changes of a word diff as runs: within a stretch of changes (equal whitespace
-/// between changed words belongs to the stretch), all deleted text, then all inserted.
-fn word_runs<'x>(diff: &TextDiff<'x, 'x, 'x, str>) -> Vec<(ChangeTag, String)> {
-    let changes: Vec<(ChangeTag, &str)> = diff.iter_all_changes().map(|c| (c.tag(), c.value())).collect();
-    let mut runs: Vec<(ChangeTag, String)> = Vec::new();
-    let (mut deleted, mut inserted) = (String::new(), String::new());
-    let mut k = 0;
-    while k < changes.len() {
-        let (tag, v) = changes[k];
-        let in_stretch = !deleted.is_empty() || !inserted.is_empty();
-        // Whitespace between two changes joins the stretch (on both sides).
-        let joins = tag == ChangeTag::Equal
-            && in_stretch
-            && v.trim().is_empty()
-            && changes.get(k + 1).is_some_and(|(t, _)| *t != ChangeTag::Equal);
-        match tag {
-            ChangeTag::Delete => deleted.push_str(v),
-            ChangeTag::Insert => inserted.push_str(v),
-            ChangeTag::Equal if joins => {
-                if !deleted.is_empty() {
-                    deleted.push_str(v);
-                }
-                if !inserted.is_empty() {
-                    inserted.push_str(v);
-                }
-            }
-            ChangeTag::Equal => {
-                flush(&mut runs, &mut deleted, &mut inserted);
-                match runs.last_mut() {
-                    Some((ChangeTag::Equal, t)) => t.push_str(v),
-                    _ => runs.push((ChangeTag::Equal, v.to_string())),
-                }
-            }
-        }
-        k += 1;
-    }
-    flush(&mut runs, &mut deleted, &mut inserted);
-    runs
-}
-
-fn flush(runs: &mut Vec<(ChangeTag, String)>, deleted: &mut String, inserted: &mut String) {
-    if !deleted.is_empty() {
-        runs.push((ChangeTag::Delete, std::mem::take(deleted)));
-    }
-    if !inserted.is_empty() {
-        runs.push((ChangeTag::Insert, std::mem::take(inserted)));
-    }
 }
 
 /// Text, indented, cut to [`MAX_LINES`].
@@ -468,31 +372,20 @@ fn exit_text(ui: &Ui, outcome: Outcome, code: Option<i64>) -> String {
     }
 }
 
-fn reply_text(r: &Reply) -> String {
-    let stop = r.stop_reason.as_deref().unwrap_or_default();
-    let note = match (stop, &r.error_message) {
-        ("error" | "aborted" | "length", Some(e)) => format!("[{stop}: {e}] "),
-        ("error" | "aborted" | "length", None) => format!("[{stop}] "),
-        _ => String::new(),
-    };
-    if r.text.trim().is_empty() && note.is_empty() {
-        return format!("({})", if stop.is_empty() { "no text" } else { stop });
-    }
-    format!("{note}{}", r.text)
-}
-
+/// The replies of two aligned turns: one when they are the same, else their line diff
+/// (`diff`) or both whole.
 fn write_replies(
     w: &mut dyn Write,
     ui: &Ui,
-    budget: &Budget,
     a: Option<&Reply>,
     b: Option<&Reply>,
     has_a: bool,
     has_b: bool,
+    diff: Option<&LineDiff>,
 ) -> io::Result<()> {
     let head = |r: &Reply| ui.paint(Paint::Dim, &id_text(&r.id, r.line)).into_owned();
     match (a, b) {
-        (Some(x), Some(y)) if reply_text(x) == reply_text(y) => {
+        (Some(x), Some(y)) if x.shown_text() == y.shown_text() => {
             writeln!(
                 w,
                 "{} {} {}",
@@ -500,23 +393,17 @@ fn write_replies(
                 head(x),
                 ui.paint(Paint::Dim, "(the same on both sides)")
             )?;
-            write_block(w, ui, &reply_text(x), "  ")
+            write_block(w, ui, &x.shown_text(), "  ")
         }
         (Some(x), Some(y)) => {
-            let (tx, ty) = (reply_text(x), reply_text(y));
-            let multi_line = tx.lines().count().max(ty.lines().count()) >= 3;
-            let lines = budget
-                .deadline()
-                .filter(|_| multi_line && comparable(&tx, &ty))
-                .map(|until| TextDiff::configure().deadline(until).diff_lines(tx.as_str(), ty.as_str()));
-            if let Some(lines) = lines.filter(|d| d.ratio() >= 0.5) {
+            if let Some(lines) = diff {
                 writeln!(w, "{} A {} → B {}", ui.paint(Paint::Assistant, "reply"), head(x), head(y))?;
-                write_line_diff(w, ui, &lines)
+                write_line_diff(w, ui, lines)
             } else {
                 writeln!(w, "{} {} {}", side_tag(ui, "A"), ui.paint(Paint::Assistant, "reply"), head(x))?;
-                write_block(w, ui, &tx, "  ")?;
+                write_block(w, ui, &x.shown_text(), "  ")?;
                 writeln!(w, "{} {} {}", side_tag(ui, "B"), ui.paint(Paint::Assistant, "reply"), head(y))?;
-                write_block(w, ui, &ty, "  ")
+                write_block(w, ui, &y.shown_text(), "  ")
             }
         }
         (x, y) => {
@@ -524,7 +411,7 @@ fn write_replies(
                 match r {
                     Some(r) => {
                         writeln!(w, "{} {} {}", side_tag(ui, name), ui.paint(Paint::Assistant, "reply"), head(r))?;
-                        write_block(w, ui, &reply_text(r), "  ")?;
+                        write_block(w, ui, &r.shown_text(), "  ")?;
                     }
                     None if has && x.is_some() != y.is_some() => {
                         writeln!(w, "{} {}", side_tag(ui, name), ui.paint(Paint::Dim, "no reply"))?;
@@ -538,20 +425,18 @@ fn write_replies(
 }
 
 /// A line diff with two lines of context around each change.
-fn write_line_diff<'x>(w: &mut dyn Write, ui: &Ui, diff: &TextDiff<'x, 'x, 'x, str>) -> io::Result<()> {
-    for (k, group) in diff.grouped_ops(2).iter().enumerate() {
+fn write_line_diff(w: &mut dyn Write, ui: &Ui, diff: &LineDiff) -> io::Result<()> {
+    for (k, hunk) in diff.hunks.iter().enumerate() {
         if k > 0 {
             writeln!(w, "  {}", ui.paint(Paint::Dim, "…"))?;
         }
-        for op in group {
-            for change in diff.iter_changes(op) {
-                let text = sanitize(change.value());
-                let text = text.trim_end_matches('\n');
-                match change.tag() {
-                    ChangeTag::Equal => writeln!(w, "   {text}")?,
-                    ChangeTag::Delete => writeln!(w, "  {}", del(ui, &format!("-{text}")))?,
-                    ChangeTag::Insert => writeln!(w, "  {}", ins(ui, &format!("+{text}")))?,
-                }
+        for line in hunk {
+            let text = sanitize(&line.text);
+            let text = text.trim_end_matches('\n');
+            match line.tag {
+                Tag::Equal => writeln!(w, "   {text}")?,
+                Tag::Delete => writeln!(w, "  {}", del(ui, &format!("-{text}")))?,
+                Tag::Insert => writeln!(w, "  {}", ins(ui, &format!("+{text}")))?,
             }
         }
     }
@@ -901,13 +786,14 @@ mod tests {
 
     #[test]
     fn word_diffs_merge_runs() {
+        use crate::diff::text::{words, Budget};
         let ui = Ui::plain();
         let mut out = Vec::new();
-        let d = TextDiff::from_words("fix the test please", "fix the code now please");
+        let d = words(&mut Budget::new(), "fix the test please", "fix the code now please").unwrap();
         write_word_diff(&mut out, &ui, &d).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "  fix the [-test-]{+code now+} please\n");
         let mut out = Vec::new();
-        let d = TextDiff::from_words("Can you fix it?", "Can you fix it? Fix the implementation.");
+        let d = words(&mut Budget::new(), "Can you fix it?", "Can you fix it? Fix the implementation.").unwrap();
         write_word_diff(&mut out, &ui, &d).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "  Can you fix it?{+ Fix the implementation.+}\n");
     }

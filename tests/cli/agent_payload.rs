@@ -35,7 +35,7 @@ use crate::common::{check, first_diff, live_oracle, needing, pisces, stderr, tes
 /// The prompt every CI case sends.
 const PROMPT: &str = "Continue.";
 /// pi-ai's server-side conversation threads: pi-ai always asks for them, pisces never uses
-/// them (src/llm/anthropic.rs), so this beta is never sent.
+/// them (src/llm/client/anthropic.rs), so this beta is never sent.
 const THREADS_BETA: &str = "message-threads-2026-08-12";
 
 /// The corpus' `models.json` (`gen-corpus.mjs`, which `payload.mjs` uses for `ollama/...`),

@@ -11,6 +11,9 @@
 //! - [`openai_request`]: `{"model", "messages", "tools"?}` of an OpenAI Chat Completions
 //!   request (`api/openai-completions.js`).
 //!
+//! The rest of the request (output limit, streaming, reasoning, headers) and the parsing
+//! of the streamed reply are `llm::client`'s, per API.
+//!
 //! Both first run pi-ai's provider-independent steps (`transform`): the transcript is
 //! collapsed into one leading system message unless the model takes later system messages,
 //! errored and aborted assistant turns are dropped, orphaned tool calls get a

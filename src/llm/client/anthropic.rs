@@ -3,7 +3,7 @@
 //! mapped into pi's assistant message the way pi-ai maps it.
 //!
 //! The conversation parts of the body (`system`, `messages`, `tools`) come from
-//! [`super::wire::anthropic_request_with`]; this module adds `max_tokens`, `stream`,
+//! [`crate::llm::wire::anthropic_request_with`]; this module adds `max_tokens`, `stream`,
 //! `thinking` and `output_config`, and the `anthropic-beta` header (the SDK sends the body's
 //! `betas` there). Not sent: the `message-threads` beta and `thread` (pi's server-side
 //! continuation), `fallbacks`, `metadata`, `temperature`, OAuth identities.
@@ -12,13 +12,13 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::catalog::TokenCounts;
-use super::http::{Attempt, Flow, StreamParser};
-use super::message::{clamp_max_tokens, finish_arguments, Draft};
-use super::model::ModelInfo;
-use super::provider::{Request, StreamEvent};
-use super::sse::SseEvent;
-use super::wire::{anthropic_request_with, ModelRef, RequestOptions};
+use crate::llm::catalog::TokenCounts;
+use crate::llm::message::{clamp_max_tokens, finish_arguments, Draft};
+use crate::llm::model::ModelInfo;
+use crate::llm::provider::{Request, StreamEvent};
+use crate::llm::sse::SseEvent;
+use crate::llm::stream::{Attempt, Flow, StreamParser};
+use crate::llm::wire::{anthropic_request_with, ModelRef, RequestOptions};
 
 /// The output limit for an Anthropic model the catalog does not know (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u64 = 8192;

@@ -3,7 +3,7 @@
 //! `buildParams` in `api/openai-completions.js`) and its streamed chunks mapped into pi's
 //! assistant message the way pi-ai maps them.
 //!
-//! The conversation parts (`messages`, `tools`) come from [`super::wire::openai_request`];
+//! The conversation parts (`messages`, `tools`) come from [`crate::llm::wire::openai_request`];
 //! this module adds `stream`, `stream_options`, `store`, the output limit and the reasoning
 //! fields, with pi-ai's `detectCompat` rules (by provider name and base URL) overridden by
 //! the model's `compat` from `models.json`. Reasoning formats other than OpenAI's
@@ -13,12 +13,12 @@
 
 use serde_json::{json, Map, Value};
 
-use super::http::{Attempt, Flow, StreamParser};
-use super::message::{clamp_max_tokens, finish_arguments, Draft};
-use super::model::ModelInfo;
-use super::provider::{Request, StreamEvent};
-use super::sse::SseEvent;
-use super::wire::{openai_request, ModelRef};
+use crate::llm::message::{clamp_max_tokens, finish_arguments, Draft};
+use crate::llm::model::ModelInfo;
+use crate::llm::provider::{Request, StreamEvent};
+use crate::llm::sse::SseEvent;
+use crate::llm::stream::{Attempt, Flow, StreamParser};
+use crate::llm::wire::{openai_request, ModelRef};
 
 /// The request quirks of an endpoint (the part of pi-ai's compat record pisces uses).
 struct Quirks {
@@ -216,7 +216,7 @@ impl<'a> OpenAiStream<'a> {
             .filter(|r| *r > 0)
             .or_else(|| n(u.get("reasoning_tokens")))
             .unwrap_or(0);
-        let counts = super::catalog::TokenCounts { input, output, cache_read, cache_write, cache_write_1h: 0 };
+        let counts = crate::llm::catalog::TokenCounts { input, output, cache_read, cache_write, cache_write_1h: 0 };
         json!({
             "input": input,
             "output": output,
