@@ -185,9 +185,8 @@ impl<O: Write, E: Write> Output for Terminal<O, E> {
                 if text {
                     // The answer is the program's output: exact bytes into a pipe, made
                     // safe on a terminal.
-                    if !answer.is_empty() && self.ui.stdout_tty {
-                        writeln!(self.out, "{}", sanitize(answer))?;
-                    } else if !answer.is_empty() {
+                    if !answer.is_empty() {
+                        let answer = if self.ui.stdout_tty { sanitize(answer) } else { answer.into() };
                         writeln!(self.out, "{answer}")?;
                     }
                     writeln!(self.err, "session: {}", sanitize(&session.display().to_string()))?;

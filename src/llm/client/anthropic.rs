@@ -38,12 +38,7 @@ fn effort(info: &ModelInfo, level: &str) -> String {
     if let Some(Some(mapped)) = info.level_value(level) {
         return mapped.to_string();
     }
-    match level {
-        "minimal" | "low" => "low",
-        "medium" => "medium",
-        _ => "high",
-    }
-    .to_string()
+    crate::llm::wire::default_effort(level).to_string()
 }
 
 /// The request body and the betas for the `anthropic-beta` header.

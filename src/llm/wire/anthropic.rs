@@ -99,12 +99,16 @@ fn active_effort(target: &Target, options: &RequestOptions) -> String {
     if let Some(Some(mapped)) = target.thinking_level(level) {
         return mapped.into();
     }
+    default_effort(level).into()
+}
+
+/// `mapThinkingLevelToEffort` for a model whose catalog row maps no level to an effort.
+pub(crate) fn default_effort(level: &str) -> &'static str {
     match level {
         "minimal" | "low" => "low",
         "medium" => "medium",
         _ => "high",
     }
-    .into()
 }
 
 struct Converted {

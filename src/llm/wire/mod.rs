@@ -46,6 +46,8 @@ mod transform;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use anthropic::default_effort;
+
 use serde_json::Value;
 
 use model::Target;
