@@ -38,7 +38,6 @@ SCRATCH = RUN / "home-dev"
 PORT = 8795
 HOME = "/home/dev"
 PROJECT = HOME + "/todo-cli"
-PROJECTS = HOME + "/.claude/projects/-home-dev-todo-cli"
 
 
 def log(msg):
@@ -110,11 +109,6 @@ def reset_scratch():
     if SCRATCH.exists():
         shutil.rmtree(SCRATCH)
     SCRATCH.mkdir(parents=True)
-
-
-def session_files():
-    d = SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
-    return sorted(d.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if d.exists() else []
 
 
 def main():

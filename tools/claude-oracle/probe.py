@@ -5,10 +5,11 @@ usage: python3 tools/claude-oracle/probe.py FILE [UUID]   (no UUID: `--resume` a
 Prints the main-loop request's `messages` (the one with tools and the probe's marker).
 """
 import json
+import os
 import shutil
 import sys
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
 
 PROBE = "One more question [[probe]]"

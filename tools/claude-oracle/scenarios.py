@@ -6,7 +6,6 @@ SCRIPT, chosen by the `[[step]]` marker in each prompt (see mock.py).
 """
 import json
 import shutil
-from pathlib import Path
 
 import oracle
 from oracle import PROJECT, log
@@ -49,10 +48,6 @@ def text(t):
 
 def tool(name, **args):
     return {"type": "tool_use", "name": name, "input": args}
-
-
-def thinking(t):
-    return {"type": "thinking", "thinking": t}
 
 
 SCRIPT = {
