@@ -3,6 +3,7 @@
 //! To add a format: a module implementing `Format` (detection and loading) and `Dialect`
 //! (what is done with a loaded session), and one line in [`all`]. See ARCHITECTURE.md.
 
+pub mod claude;
 pub mod pi;
 
 #[cfg(test)]
@@ -11,7 +12,7 @@ mod chatlog;
 use crate::session::format::Format;
 
 /// Every format, in the order detection prefers them when two fit equally well.
-pub static ALL: &[&dyn Format] = &[&pi::PI];
+pub static ALL: &[&dyn Format] = &[&pi::PI, &claude::CLAUDE];
 
 /// Every format (see [`ALL`]).
 pub fn all() -> &'static [&'static dyn Format] {

@@ -66,7 +66,9 @@ pub fn write(
         Format::Openai | Format::Anthropic => {
             let llm = session.dialect().llm_messages(p);
             let model = model_ref(p);
-            let body = if format == Format::Openai {
+            let body = if let (Format::Anthropic, Some(messages)) = (format, &p.anthropic) {
+                json!({"model": model.id, "messages": messages})
+            } else if format == Format::Openai {
                 wire::openai_request(&llm, &model)
             } else {
                 // Some Anthropic models carry the requested effort inside `messages`.

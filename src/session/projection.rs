@@ -48,6 +48,11 @@ pub struct Projection {
     pub entries: Vec<ProjectedEntry>,
     /// pi's AgentMessages, in order.
     pub messages: Vec<Value>,
+    /// The `messages` the agent itself sends to Anthropic's Messages API at this leaf, when
+    /// that API is its own (Claude Code): `--format anthropic` sends these as they are,
+    /// since converting pi's messages back would lose what the agent does (merged lines,
+    /// reminders, results it makes up for unanswered calls). `None`: convert.
+    pub anthropic: Option<Vec<Value>>,
 }
 
 /// Sets `key` unless the value is JS `undefined` (absent), as JSON.stringify omits those.

@@ -74,12 +74,47 @@ def norm(text):
     return (m.group(1) if m else t).strip("\n")
 
 
+def cut_part(whole, part):
+    """`whole` (system texts joined by blank lines) without one `part`, from the end, or None."""
+    if whole == part:
+        return ""
+    if whole.endswith("\n\n" + part):
+        return whole[: -len(part) - 2]
+    if whole.startswith(part + "\n\n"):
+        return whole[len(part) + 2:]
+    k = whole.rfind("\n\n" + part + "\n\n")
+    if k >= 0:
+        return whole[:k] + whole[k + len(part) + 2:]
+    return None
+
+
 def remove_once(msgs, text):
     """Removes, from the end, one text block or string content that is `text` as the request
-    carries it (see `norm`). Returns whether it was found."""
+    carries it (see `norm`); in a system message, where the client joins neighbouring system
+    texts with a blank line, one of the joined parts. Returns whether it was found."""
     want = norm(text)
     for i in range(len(msgs) - 1, -1, -1):
         c = msgs[i].get("content")
+        if msgs[i].get("role") == "system":
+            blocks = [{"type": "text", "text": c}] if isinstance(c, str) else c
+            for j in range(len(blocks) - 1, -1, -1):
+                b = blocks[j]
+                if not (isinstance(b, dict) and b.get("type") == "text"):
+                    continue
+                rest = cut_part(b.get("text", ""), want)
+                if rest is None:
+                    continue
+                if rest:
+                    if isinstance(c, str):
+                        msgs[i]["content"] = rest
+                    else:
+                        b["text"] = rest
+                elif isinstance(c, str) or len(c) == 1:
+                    del msgs[i]
+                else:
+                    del c[j]
+                return True
+            continue
         if isinstance(c, str):
             if norm(c) == want:
                 del msgs[i]
@@ -97,7 +132,7 @@ def remove_once(msgs, text):
 
 def unmerge(msgs):
     """The probe, sent on resuming at a user message, is merged into that message, and the
-    merge ends each earlier text block of it with a newline: take those newlines out again.
+    merge ends the text block before it with a newline: take that newline out again.
     Returns whether the probe was merged."""
     for m in reversed(msgs):
         c = m.get("content")
@@ -108,9 +143,10 @@ def unmerge(msgs):
             continue
         if k == 0:
             return False
-        for b in c[:k]:
-            if isinstance(b, dict) and b.get("type") == "text" and b.get("text", "").endswith("\n"):
-                b["text"] = b["text"][:-1]
+        # The merge ends the text block at the seam (only that one) with a newline.
+        b = c[k - 1]
+        if isinstance(b, dict) and b.get("type") == "text" and b.get("text", "").endswith("\n"):
+            b["text"] = b["text"][:-1]
         return True
     return False
 

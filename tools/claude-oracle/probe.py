@@ -63,6 +63,7 @@ if __name__ == "__main__":
     import scenarios
     f = Path(sys.argv[1]).resolve()
     script = oracle.RUN / "script.json"
+    oracle.RUN.mkdir(parents=True, exist_ok=True)
     script.write_text(json.dumps(scenarios.SCRIPT))
     oracle.reset_scratch()
     scenarios.write_project()

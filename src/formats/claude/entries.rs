@@ -1,0 +1,294 @@
+//! Claude Code lines in the common entry shape, which is pi's (docs/claude-format.md §3):
+//! what `show`, `diff`, `leaves` and the transcripts read.
+//!
+//! | line | entry |
+//! |---|---|
+//! | `user` with text | `message`, role `user` |
+//! | `user` with one tool result | `message`, role `toolResult` (`toolName` from its call) |
+//! | `assistant` | `message`, role `assistant`: `text`, `thinking`, `toolCall` blocks |
+//! | `system` `compact_boundary` | `compaction` |
+//! | anything else with a `uuid` | `custom`, `customType` `claude:<type>`, the line as `data` |
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::context::line;
+use super::usage;
+use crate::session::entry::{EntryIdx, EntryType, Role};
+use crate::session::format::Unreadable;
+use crate::session::projection::ProjectedEntry;
+use crate::session::{js, Session};
+
+#[derive(Deserialize)]
+struct TimeOnly<'a> {
+    #[serde(borrow)]
+    timestamp: Option<super::load::Str<'a>>,
+}
+
+/// A line's `timestamp` in ms since the epoch.
+pub fn line_time(raw: &[u8]) -> Option<f64> {
+    let t: TimeOnly = serde_json::from_slice(raw).ok()?;
+    js::parse_date(t.timestamp?.as_deref()?)
+}
+
+fn ms(v: &Value) -> Value {
+    v.get("timestamp").and_then(Value::as_str).and_then(js::parse_date).map_or(Value::Null, js::number)
+}
+
+/// A Claude content block as pi's.
+fn block(b: &Value) -> Option<Value> {
+    let ty = b.get("type").and_then(Value::as_str)?;
+    Some(match ty {
+        "text" => json!({"type": "text", "text": b.get("text").cloned().unwrap_or_default()}),
+        "thinking" => {
+            let mut m = Map::new();
+            m.insert("type".into(), "thinking".into());
+            m.insert("thinking".into(), b.get("thinking").cloned().unwrap_or_default());
+            if let Some(sig) = b.get("signature") {
+                m.insert("thinkingSignature".into(), sig.clone());
+            }
+            Value::Object(m)
+        }
+        "redacted_thinking" => json!({"type": "thinking", "thinking": "", "redacted": true,
+            "thinkingSignature": b.get("data").cloned().unwrap_or_default()}),
+        "tool_use" | "server_tool_use" => json!({
+            "type": "toolCall",
+            "id": b.get("id").cloned().unwrap_or_default(),
+            "name": b.get("name").cloned().unwrap_or_default(),
+            "arguments": b.get("input").cloned().unwrap_or_else(|| json!({})),
+        }),
+        "image" => {
+            let src = b.get("source");
+            json!({"type": "image",
+                "data": src.and_then(|s| s.get("data")).cloned().unwrap_or_default(),
+                "mimeType": src.and_then(|s| s.get("media_type")).cloned().unwrap_or_default()})
+        }
+        _ => json!({"type": "text", "text": js::stringify(b)}),
+    })
+}
+
+fn content_blocks(c: Option<&Value>) -> Vec<Value> {
+    match c {
+        Some(Value::String(t)) => vec![json!({"type": "text", "text": t})],
+        Some(Value::Array(a)) => a.iter().filter_map(block).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A tool result's content as pi's (text and image blocks).
+fn result_content(c: Option<&Value>) -> Vec<Value> {
+    match c {
+        Some(Value::String(t)) => vec![json!({"type": "text", "text": t})],
+        Some(Value::Array(a)) => a.iter().filter_map(block).collect(),
+        None | Some(Value::Null) => Vec::new(),
+        Some(other) => vec![json!({"type": "text", "text": js::stringify(other)})],
+    }
+}
+
+fn stop_reason(r: Option<&Value>) -> Value {
+    match r.and_then(Value::as_str) {
+        Some("end_turn") | Some("stop_sequence") | Some("pause_turn") => "stop".into(),
+        Some("tool_use") => "toolUse".into(),
+        Some("max_tokens") => "length".into(),
+        Some("refusal") => "error".into(),
+        Some(other) => other.into(),
+        None => Value::Null,
+    }
+}
+
+/// The name of the call `id`, from the reply that made it.
+fn tool_name(s: &Session, id: &str) -> Value {
+    let needle = format!("\"{id}\"");
+    for i in s.entries.indices() {
+        let e = &s.entries[i];
+        if e.role != Role::Assistant || memchr::memmem::find(s.raw_line(i), needle.as_bytes()).is_none() {
+            continue;
+        }
+        let Ok(v) = line(s, i) else { continue };
+        let blocks = v.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);
+        for b in blocks.into_iter().flatten() {
+            if b.get("id").and_then(Value::as_str) == Some(id) {
+                return b.get("name").cloned().unwrap_or_default();
+            }
+        }
+    }
+    Value::Null
+}
+
+/// The pi messages a user line makes: one `toolResult` per tool result, then a `user`
+/// message with the rest, if any.
+fn user_messages(s: &Session, v: &Value) -> Vec<Value> {
+    let ts = ms(v);
+    let content = v.get("message").and_then(|m| m.get("content"));
+    let mut out = Vec::new();
+    let mut rest = Vec::new();
+    match content {
+        Some(Value::Array(a)) => {
+            for b in a {
+                if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                    let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
+                    out.push(json!({
+                        "role": "toolResult",
+                        "toolCallId": id,
+                        "toolName": tool_name(s, id),
+                        "content": result_content(b.get("content")),
+                        "isError": b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                        "timestamp": ts,
+                    }));
+                } else if let Some(b) = block(b) {
+                    rest.push(b);
+                }
+            }
+        }
+        Some(Value::String(t)) => rest.push(json!({"type": "text", "text": t})),
+        _ => {}
+    }
+    if !rest.is_empty() || out.is_empty() {
+        out.push(json!({"role": "user", "content": rest, "timestamp": ts}));
+    }
+    out
+}
+
+fn assistant_message(v: &Value) -> Value {
+    let m = v.get("message").cloned().unwrap_or_default();
+    let model = m.get("model").cloned().unwrap_or_default();
+    let u = usage::totals_of(&m);
+    json!({
+        "role": "assistant",
+        "content": content_blocks(m.get("content")),
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": model,
+        "usage": {
+            "input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write,
+            "totalTokens": u.tokens(),
+            "cost": {"total": u.cost},
+        },
+        "stopReason": stop_reason(m.get("stop_reason")),
+        "timestamp": ms(v),
+    })
+}
+
+/// The pi messages of one line (an attachment: its texts, as `custom` messages).
+fn messages_of(s: &Session, i: EntryIdx, v: &Value) -> Vec<Value> {
+    let e = &s.entries[i];
+    match (e.kind, e.role) {
+        (EntryType::Message, Role::Assistant) => {
+            if v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
+                Vec::new()
+            } else {
+                vec![assistant_message(v)]
+            }
+        }
+        (EntryType::Message, _) => user_messages(s, v),
+        _ if v.get("type").and_then(Value::as_str) == Some("attachment") => {
+            let kind = v.get("attachment").and_then(|a| a.get("type")).and_then(Value::as_str).unwrap_or("attachment");
+            let rendered = v.get("rendered").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            rendered
+                .iter()
+                .filter_map(|r| r.get("content"))
+                .map(|c| {
+                    json!({"role": "custom", "customType": format!("claude:{kind}"), "content": c,
+                        "display": false, "timestamp": ms(v)})
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Entry `i` in the common shape.
+pub fn entry(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
+    let v = line(s, i)?;
+    let e = &s.entries[i];
+    let parent = s.parent(i).map(|p| s.id_value(p)).unwrap_or(Value::Null);
+    let mut out = Map::new();
+    let ty = match (e.kind, e.role) {
+        (EntryType::Message, _) => "message",
+        (EntryType::Compaction, _) => "compaction",
+        _ => "custom",
+    };
+    out.insert("type".into(), ty.into());
+    out.insert("id".into(), s.id_value(i));
+    out.insert("parentId".into(), parent);
+    out.insert("timestamp".into(), v.get("timestamp").cloned().unwrap_or_default());
+    match ty {
+        "message" => {
+            // A line is one message, but for a user line with several tool results
+            // (older files), whose first result stands for it.
+            let m = messages_of(s, i, &v)
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| json!({"role": "user", "content": [], "timestamp": ms(&v)}));
+            out.insert("message".into(), m);
+        }
+        "compaction" => {
+            let meta = v.get("compactMetadata");
+            out.insert("summary".into(), v.get("content").cloned().unwrap_or_default());
+            out.insert("tokensBefore".into(), meta.and_then(|m| m.get("preTokens")).cloned().unwrap_or_default());
+            out.insert("firstKeptEntryId".into(), Value::Null);
+        }
+        _ => {
+            let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
+            out.insert("customType".into(), format!("claude:{kind}").into());
+            out.insert("data".into(), v);
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// The pi messages of a context, each entry's range of them, and the model of its last reply.
+pub type Projected = (Vec<Value>, Vec<ProjectedEntry>, Option<Value>);
+
+/// The pi messages of the context made of `path`, each entry's range, and the model of
+/// the last reply.
+pub fn project(s: &Session, path: &[EntryIdx]) -> Result<Projected, Unreadable> {
+    let mut messages = Vec::new();
+    let mut entries = Vec::new();
+    let mut model = None;
+    for &i in path {
+        let v = line(s, i)?;
+        let start = messages.len();
+        let made = messages_of(s, i, &v);
+        if let Some(m) = made.iter().rev().find(|m| m.get("role").and_then(Value::as_str) == Some("assistant")) {
+            if let Some(id) = m.get("model").and_then(Value::as_str).filter(|m| !m.is_empty() && *m != "<synthetic>") {
+                model = Some(json!({"provider": "anthropic", "modelId": id}));
+            }
+        }
+        messages.extend(made);
+        entries.push(ProjectedEntry { entry: i, messages: start..messages.len(), edit: None });
+    }
+    Ok((messages, entries, model))
+}
+
+/// `user: fix the tests`, `[attachment: environment]`: one line about entry `i`.
+pub fn preview(s: &Session, i: EntryIdx, max: usize) -> String {
+    let text = match line(s, i) {
+        Ok(v) => match (s.entries[i].kind, s.entries[i].role) {
+            (EntryType::Message, Role::User) => {
+                format!(
+                    "user: {}",
+                    crate::session::system::content_text(v.get("message").and_then(|m| m.get("content")))
+                )
+            }
+            (EntryType::Message, Role::ToolResult) => "[tool result]".to_string(),
+            (EntryType::Message, _) => {
+                let blocks = content_blocks(v.get("message").and_then(|m| m.get("content")));
+                let text: Vec<String> = blocks
+                    .iter()
+                    .filter_map(|b| match b.get("type").and_then(Value::as_str) {
+                        Some("text") => b.get("text").and_then(Value::as_str).map(str::to_string),
+                        Some("toolCall") => Some(format!("[{}]", js::to_js_string(b.get("name")))),
+                        Some("thinking") => Some("(thinking)".into()),
+                        _ => None,
+                    })
+                    .collect();
+                format!("assistant: {}", text.join(" "))
+            }
+            (EntryType::Compaction, _) => "[compaction]".to_string(),
+            _ => format!("[{}]", super::rows::custom_label(&v)),
+        },
+        Err(_) => "(unreadable)".to_string(),
+    };
+    crate::session::text::one_line(&text, max)
+}

@@ -1,0 +1,280 @@
+//! What the tree shows of each Claude Code line, in pisces's style for Claude's tools
+//! (`[Bash: npm test]`, `[Read: src/x.js:10-40]`). A reply's line that only calls tools is
+//! hidden unless it is the leaf, as pi's tree hides them: the tool result's row names the
+//! call.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::context::line;
+use super::load::Str;
+use crate::session::entry::{EntryIdx, EntryType, Role};
+use crate::session::format::{RowNeed, Unreadable};
+use crate::session::rows::{CallMap, Paths, Rows, Text, Tone, ToolCall};
+use crate::session::{js, Session};
+
+/// What a row needs of its line.
+enum Info {
+    User { text: String, summary: bool },
+    Assistant { text: String, thinking: bool, only_calls: bool },
+    Result { call: String, error: bool, text: String },
+    Compaction { tokens: Option<f64> },
+    Custom { label: String, text: String },
+}
+
+pub struct ClaudeRows<'s> {
+    infos: Vec<Info>,
+    calls: Vec<Vec<ToolCall<'s>>>,
+}
+
+#[derive(Deserialize)]
+struct CallsLine<'a> {
+    #[serde(borrow)]
+    message: CallsMessage<'a>,
+}
+
+#[derive(Deserialize)]
+struct CallsMessage<'a> {
+    #[serde(borrow)]
+    content: Vec<CallBlock<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CallBlock<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Str<'a>,
+    #[serde(borrow, default)]
+    id: Str<'a>,
+    #[serde(borrow, default)]
+    name: Str<'a>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+fn calls_of(raw: &[u8]) -> Vec<ToolCall<'_>> {
+    let Ok(l) = serde_json::from_slice::<CallsLine>(raw) else { return Vec::new() };
+    l.message
+        .content
+        .into_iter()
+        .filter(|b| matches!(b.ty.as_deref(), Some("tool_use") | Some("server_tool_use")))
+        .map(|b| ToolCall {
+            id: b.id.0.unwrap_or(Cow::Borrowed("")),
+            name: b.name.0.unwrap_or(Cow::Borrowed("")),
+            arguments: b.input,
+        })
+        .collect()
+}
+
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b.get("text").and_then(Value::as_str).map(str::to_string),
+                Some("image") => Some("[image]".into()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// `attachment: environment`, `system: turn_duration`, `progress`: what a line that is not
+/// part of the conversation is.
+pub fn custom_label(v: &Value) -> String {
+    let ty = v.get("type").and_then(Value::as_str).unwrap_or("?");
+    let sub = match ty {
+        "attachment" => v.get("attachment").and_then(|a| a.get("type")).and_then(Value::as_str),
+        "system" => v.get("subtype").and_then(Value::as_str),
+        "progress" => v.get("data").and_then(|d| d.get("type")).and_then(Value::as_str),
+        _ => None,
+    };
+    match sub {
+        Some(s) => format!("{ty}: {s}"),
+        None => ty.to_string(),
+    }
+}
+
+fn info(s: &Session, i: EntryIdx) -> Result<Info, Unreadable> {
+    let v = line(s, i)?;
+    let e = &s.entries[i];
+    let content = v.get("message").and_then(|m| m.get("content"));
+    Ok(match (e.kind, e.role) {
+        (EntryType::Message, Role::User) => Info::User {
+            text: text_of(content),
+            summary: v.get("isCompactSummary").and_then(Value::as_bool) == Some(true),
+        },
+        (EntryType::Message, Role::ToolResult) => {
+            let first = content.and_then(Value::as_array).and_then(|a| a.first());
+            let text = first.map(|b| text_of(b.get("content"))).unwrap_or_default();
+            Info::Result {
+                call: first.and_then(|b| b.get("tool_use_id")).and_then(Value::as_str).unwrap_or_default().to_string(),
+                error: first.and_then(|b| b.get("is_error")).and_then(Value::as_bool) == Some(true),
+                text,
+            }
+        }
+        (EntryType::Message, _) => {
+            let blocks = content.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let kinds: Vec<&str> = blocks.iter().filter_map(|b| b.get("type").and_then(Value::as_str)).collect();
+            Info::Assistant {
+                text: text_of(content),
+                thinking: kinds.iter().any(|k| k.contains("thinking")),
+                only_calls: !kinds.is_empty() && kinds.iter().all(|k| *k == "tool_use" || *k == "server_tool_use"),
+            }
+        }
+        (EntryType::Compaction, _) => Info::Compaction {
+            tokens: v.get("compactMetadata").and_then(|m| m.get("preTokens")).and_then(Value::as_f64),
+        },
+        _ => Info::Custom { label: custom_label(&v), text: text_of(v.get("content")) },
+    })
+}
+
+impl<'s> ClaudeRows<'s> {
+    pub fn read(s: &'s Session, _need: RowNeed) -> Result<ClaudeRows<'s>, Unreadable> {
+        let mut infos = Vec::with_capacity(s.entries.len());
+        let mut calls = Vec::with_capacity(s.entries.len());
+        for i in s.entries.indices() {
+            infos.push(info(s, i)?);
+            calls.push(if s.entries[i].role == Role::Assistant { calls_of(s.raw_line(i)) } else { Vec::new() });
+        }
+        Ok(ClaudeRows { infos, calls })
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() > n {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// A path as the tree shows it: relative to the session's directory when under it, else
+/// with the home directory as `~`.
+fn show_path(p: &str, paths: &Paths) -> String {
+    if !paths.cwd.is_empty() {
+        if let Some(rest) = p.strip_prefix(paths.cwd).and_then(|r| r.strip_prefix('/')) {
+            return rest.to_string();
+        }
+    }
+    if !paths.home.is_empty() {
+        if let Some(rest) = p.strip_prefix(paths.home).filter(|r| r.is_empty() || r.starts_with('/')) {
+            return format!("~{rest}");
+        }
+    }
+    p.to_string()
+}
+
+/// `[Bash: npm test]`: one call as the tree shows it.
+pub fn format_call(name: &str, args: Option<&RawValue>, paths: &Paths) -> String {
+    let args: Value = args.and_then(|a| serde_json::from_str(a.get()).ok()).unwrap_or(Value::Null);
+    let get = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default();
+    let num = |k: &str| args.get(k).and_then(Value::as_f64);
+    let detail = match name {
+        "Bash" => cut(&one_line(get("command")), 50),
+        "Read" => {
+            let path = show_path(get("file_path"), paths);
+            match (num("offset"), num("limit")) {
+                (Some(o), Some(l)) => format!("{path}:{}-{}", o, o + l - 1.0),
+                (Some(o), None) => format!("{path}:{o}"),
+                (None, Some(l)) => format!("{path}:1-{l}"),
+                (None, None) => path,
+            }
+        }
+        "Edit" | "MultiEdit" | "Write" => show_path(get("file_path"), paths),
+        "NotebookEdit" => show_path(get("notebook_path"), paths),
+        "Grep" => {
+            let at = args.get("path").and_then(Value::as_str).map_or_else(|| ".".to_string(), |p| show_path(p, paths));
+            format!("/{}/ in {at}", get("pattern"))
+        }
+        "Glob" => {
+            let at = args.get("path").and_then(Value::as_str).map_or_else(|| ".".to_string(), |p| show_path(p, paths));
+            format!("{} in {at}", get("pattern"))
+        }
+        "Task" | "Agent" => cut(&one_line(get("description")), 50),
+        "WebFetch" => get("url").to_string(),
+        "WebSearch" => cut(get("query"), 50),
+        "TodoWrite" => {
+            let n = args.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
+            format!("{n} item{}", if n == 1 { "" } else { "s" })
+        }
+        _ => cut(&js::stringify(&args), 40),
+    };
+    format!("[{name}: {detail}]")
+}
+
+impl Rows for ClaudeRows<'_> {
+    fn parent_undefined(&self, _: EntryIdx) -> bool {
+        false
+    }
+
+    fn hidden_unless_leaf(&self, i: EntryIdx) -> bool {
+        matches!(self.infos[i.get()], Info::Assistant { only_calls: true, .. })
+    }
+
+    fn calls(&self, i: EntryIdx) -> &[ToolCall<'_>] {
+        &self.calls[i.get()]
+    }
+
+    fn text(&self, i: EntryIdx, calls: &CallMap, paths: &Paths) -> Text {
+        match &self.infos[i.get()] {
+            Info::User { text, summary: true } => {
+                Text::new("[compaction summary]: ", Tone::Summary, one_line(text), Tone::Plain)
+            }
+            Info::User { text, .. } => Text::new("user: ", Tone::User, one_line(text), Tone::Plain),
+            Info::Assistant { only_calls: true, .. } => {
+                let shown: Vec<String> =
+                    self.calls[i.get()].iter().map(|c| format_call(&c.name, c.arguments, paths)).collect();
+                Text::whole(shown.join(" "), Tone::Tool)
+            }
+            Info::Assistant { text, thinking, .. } => {
+                let body = if text.is_empty() && *thinking { "(thinking)".to_string() } else { one_line(text) };
+                let tone = if text.is_empty() { Tone::Muted } else { Tone::Plain };
+                Text::new("assistant: ", Tone::Assistant, body, tone)
+            }
+            Info::Result { call, error, .. } => {
+                let shown = match calls.get(call.as_str()) {
+                    Some(c) => format_call(&c.name, c.arguments, paths),
+                    None => "[tool result]".to_string(),
+                };
+                Text::whole(if *error { format!("{shown} (error)") } else { shown }, Tone::Tool)
+            }
+            Info::Compaction { tokens } => {
+                let t = tokens.map_or_else(String::new, |t| format!(": {}k tokens", (t / 1000.0).round()));
+                Text::whole(format!("[compaction{t}]"), Tone::Summary)
+            }
+            Info::Custom { label, .. } => Text::whole(format!("[{label}]"), Tone::Dim),
+        }
+    }
+
+    fn searchable(&self, i: EntryIdx, label: Option<&str>) -> String {
+        let mut s = match &self.infos[i.get()] {
+            Info::User { text, .. } | Info::Assistant { text, .. } => text.clone(),
+            Info::Result { text, .. } => text.clone(),
+            Info::Compaction { .. } => "compaction".to_string(),
+            Info::Custom { label, text } => format!("{label} {text}"),
+        };
+        for c in &self.calls[i.get()] {
+            s.push(' ');
+            s.push_str(&c.name);
+            if let Some(a) = c.arguments {
+                s.push(' ');
+                s.push_str(a.get());
+            }
+        }
+        if let Some(l) = label {
+            s.push(' ');
+            s.push_str(l);
+        }
+        s
+    }
+}

@@ -1,0 +1,99 @@
+//! Tokens and cost of a Claude Code reply (docs/claude-format.md §4).
+//!
+//! The lines of one reply (one per content block) each carry the reply's whole `usage`:
+//! it is counted once, on the reply's first line. Cost is the model's list price per
+//! million tokens ([`PRICES`], stated in `pisces leaves --help`); a model not in the table
+//! costs nothing and says so there.
+
+use serde_json::Value;
+
+use super::context::line;
+use super::Claude;
+use crate::session::entry::{EntryIdx, Role};
+use crate::session::format::Unreadable;
+use crate::session::usage::Totals;
+use crate::session::Session;
+
+/// A model's price in US dollars per million tokens.
+pub struct Price {
+    /// The model id starts with this.
+    pub prefix: &'static str,
+    pub input: f64,
+    pub output: f64,
+    pub cache_write: f64,
+    pub cache_read: f64,
+}
+
+const fn p(prefix: &'static str, input: f64, output: f64) -> Price {
+    // Anthropic's rule: a cache write costs 1.25 times the input price, a read 0.1 times.
+    Price { prefix, input, output, cache_write: input * 1.25, cache_read: input * 0.1 }
+}
+
+/// Longest prefix first. Opus 5.5's price is the one Claude Code 2.1.332 charges in its own
+/// `cost-state` lines.
+pub const PRICES: &[Price] = &[
+    p("claude-opus-5-5", 4.0, 20.0),
+    p("claude-opus-4-5", 5.0, 25.0),
+    p("claude-opus-4-1", 15.0, 75.0),
+    p("claude-opus-4", 15.0, 75.0),
+    p("claude-sonnet-4", 3.0, 15.0),
+    p("claude-3-7-sonnet", 3.0, 15.0),
+    p("claude-3-5-sonnet", 3.0, 15.0),
+    p("claude-haiku-4-5", 1.0, 5.0),
+    p("claude-3-5-haiku", 0.8, 4.0),
+    p("claude-3-haiku", 0.25, 1.25),
+    p("claude-3-opus", 15.0, 75.0),
+];
+
+/// The table as `leaves --help` states it.
+pub fn price_table() -> String {
+    let mut s =
+        String::from("Claude Code cost, in US$ per million tokens (input / output / cache write / cache read):\n");
+    for pr in PRICES {
+        s += &format!(
+            "  {:<20} {} / {} / {} / {}\n",
+            format!("{}*", pr.prefix),
+            pr.input,
+            pr.output,
+            pr.cache_write,
+            pr.cache_read
+        );
+    }
+    s += "  any other model costs 0 (its tokens are still counted)";
+    s
+}
+
+fn price(model: &str) -> Option<&'static Price> {
+    PRICES.iter().find(|p| model.starts_with(p.prefix))
+}
+
+/// A `message`'s usage and its cost at its model's price.
+pub fn totals_of(message: &Value) -> Totals {
+    let u = message.get("usage");
+    let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_f64).filter(|f| f.is_finite()).unwrap_or(0.0);
+    let mut t = Totals {
+        input: n("input_tokens"),
+        output: n("output_tokens"),
+        cache_read: n("cache_read_input_tokens"),
+        cache_write: n("cache_creation_input_tokens"),
+        total_tokens: 0.0,
+        cost: 0.0,
+    };
+    t.total_tokens = t.tokens();
+    let model = message.get("model").and_then(Value::as_str).unwrap_or_default();
+    if let Some(p) = price(model) {
+        t.cost =
+            (t.input * p.input + t.output * p.output + t.cache_write * p.cache_write + t.cache_read * p.cache_read)
+                / 1e6;
+    }
+    t
+}
+
+/// What entry `i` adds: a reply's usage, on its first line only.
+pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {
+    if s.entries[i].role != Role::Assistant || !c.first_of_reply(i) {
+        return Ok(None);
+    }
+    let v = line(s, i)?;
+    Ok(v.get("message").filter(|m| m.get("usage").is_some()).map(totals_of))
+}
