@@ -24,6 +24,9 @@ pub struct Env {
     /// Where temporary files go: `$TMPDIR`, else `/tmp` (as `std::env::temp_dir` decides
     /// on Unix, but from this environment).
     pub temp_dir: PathBuf,
+    /// Claude Code's `projects` folders: `<dir>/projects` for each of the comma-separated
+    /// `$CLAUDE_CONFIG_DIR`, else `~/.claude/projects` and `~/.config/claude/projects`.
+    pub claude_projects: Vec<PathBuf>,
 }
 
 impl Env {
@@ -44,7 +47,35 @@ impl Env {
         env.pi_session_dir = env.var_os("PI_CODING_AGENT_SESSION_DIR").map(PathBuf::from);
         env.temp_dir =
             env.var_os("TMPDIR").filter(|d| !d.is_empty()).map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+        env.claude_projects = match env.var("CLAUDE_CONFIG_DIR") {
+            Some(dirs) => dirs
+                .split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(|d| expand_tilde(d, env.home.as_deref()).join("projects"))
+                .collect(),
+            None => env
+                .home
+                .iter()
+                .flat_map(|h| [h.join(".claude").join("projects"), h.join(".config").join("claude").join("projects")])
+                .collect(),
+        };
         env
+    }
+
+    /// Claude Code's project folders (one per working directory), sorted.
+    pub fn claude_session_dirs(&self) -> Vec<PathBuf> {
+        subfolders(&self.claude_projects)
+    }
+
+    /// Every agent's folders of sessions, where a session id is looked up: `--session-dir`
+    /// alone when given, else pi's (see [`Env::pi_session_dirs`]) and Claude Code's.
+    pub fn session_dirs(&self, session_dir: Option<&Path>) -> Vec<PathBuf> {
+        let mut dirs = self.pi_session_dirs(session_dir);
+        if session_dir.is_none() {
+            dirs.extend(self.claude_session_dirs());
+        }
+        dirs
     }
 
     /// A variable, when set and not empty.
@@ -78,16 +109,20 @@ impl Env {
             return vec![d.clone()];
         }
         let Some(agent) = &self.pi_agent_dir else { return vec![] };
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(agent.join("sessions"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
-        dirs
+        subfolders(&[agent.join("sessions")])
     }
+}
+
+/// The folders directly inside each of `roots`, sorted.
+fn subfolders(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|r| std::fs::read_dir(r).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 /// pi's `~` expansion of a configured directory: `~` and `~/…` are under the home

@@ -112,7 +112,7 @@ pub struct Ctx {
 impl Ctx {
     /// The folders session ids are looked up in.
     pub fn session_dirs(&self) -> Vec<PathBuf> {
-        self.env.pi_session_dirs(self.session_dir.as_deref())
+        self.env.session_dirs(self.session_dir.as_deref())
     }
 }
 

@@ -172,8 +172,8 @@ fn special_kind(_: &std::fs::Metadata) -> &'static str {
     "not a regular file"
 }
 
-/// The session id in a file's header: the first parsed line within the first MiB, as
-/// pi's discovery reads it.
+/// The session id of a file: a pi header's `id` (the first parsed line within the first
+/// MiB, as pi's discovery reads it), or the name of a Claude Code file.
 pub fn header_id(path: &Path) -> Option<String> {
     let mut buf = Vec::new();
     File::open(path).ok()?.take(1 << 20).read_to_end(&mut buf).ok()?;
@@ -182,10 +182,18 @@ pub fn header_id(path: &Path) -> Option<String> {
             continue;
         }
         let Ok(v) = serde_json::from_slice::<Value>(line) else { continue };
-        if v.get("type").and_then(Value::as_str) != Some("session") {
-            return None;
+        if v.get("type").and_then(Value::as_str) == Some("session") {
+            return v.get("id").and_then(Value::as_str).map(str::to_string);
         }
-        return v.get("id").and_then(Value::as_str).map(str::to_string);
+        // Claude Code: no header; the file is named by its session id, which its lines
+        // carry (a `--fork-session` copy is named by its own).
+        if v.get("sessionId").is_some_and(Value::is_string) {
+            return path.file_stem().and_then(|s| s.to_str()).map(str::to_string);
+        }
+        if v.get("type").and_then(Value::as_str) == Some("summary") {
+            continue;
+        }
+        return None;
     }
     None
 }

@@ -17,6 +17,7 @@ pub fn pisces() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pisces"));
     c.env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("NO_COLOR")
         .env("HOME", "/nonexistent-home-for-tests")

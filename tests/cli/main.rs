@@ -9,6 +9,7 @@ mod agent_payload;
 mod agent_summarize;
 mod broken;
 mod check_cmd;
+mod claude;
 mod common;
 mod conformance;
 mod defects;
@@ -39,6 +40,7 @@ fn main() {
     trials.extend(agent_summarize::trials());
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
+    trials.extend(claude::trials());
     trials.extend(conformance::trials());
     trials.extend(defects::trials());
     trials.extend(diff_cmd::trials());

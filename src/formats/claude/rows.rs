@@ -28,6 +28,8 @@ enum Info {
 pub struct ClaudeRows<'s> {
     infos: Vec<Info>,
     calls: Vec<Vec<ToolCall<'s>>>,
+    /// The session's working directory: paths under it are shown relative to it.
+    cwd: String,
 }
 
 #[derive(Deserialize)]
@@ -142,7 +144,7 @@ impl<'s> ClaudeRows<'s> {
             infos.push(info(s, i)?);
             calls.push(if s.entries[i].role == Role::Assistant { calls_of(s.raw_line(i)) } else { Vec::new() });
         }
-        Ok(ClaudeRows { infos, calls })
+        Ok(ClaudeRows { infos, calls, cwd: s.header.cwd_str().unwrap_or_default().to_string() })
     }
 }
 
@@ -162,6 +164,9 @@ fn cut(s: &str, n: usize) -> String {
 /// with the home directory as `~`.
 fn show_path(p: &str, paths: &Paths) -> String {
     if !paths.cwd.is_empty() {
+        if p == paths.cwd {
+            return ".".to_string();
+        }
         if let Some(rest) = p.strip_prefix(paths.cwd).and_then(|r| r.strip_prefix('/')) {
             return rest.to_string();
         }
@@ -226,6 +231,7 @@ impl Rows for ClaudeRows<'_> {
     }
 
     fn text(&self, i: EntryIdx, calls: &CallMap, paths: &Paths) -> Text {
+        let paths = &Paths { home: paths.home, cwd: if self.cwd.is_empty() { paths.cwd } else { &self.cwd } };
         match &self.infos[i.get()] {
             Info::User { text, summary: true } => {
                 Text::new("[compaction summary]: ", Tone::Summary, one_line(text), Tone::Plain)

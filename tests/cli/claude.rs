@@ -1,0 +1,172 @@
+//! Claude Code sessions (`testdata/claude-code-*/`), checked against the real client.
+//!
+//! `requests/<stem>.json` holds, for each entry of `<stem>.jsonl`, the `messages` Claude
+//! Code itself sent when it was resumed there (tools/claude-oracle/goldens.py): `pisces
+//! path FILE UUID --format anthropic` must send the same. The only liberty: a `content`
+//! string and a list of one text block are the same message to the API, and the client
+//! sends whichever message is last in list form (to hang its cache marker on it), which
+//! depends on the probe's turn, not on the file.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::Trial;
+use serde_json::Value;
+
+use crate::common::{check, first_diff, run, stderr, stdout, stdout_json, testdata, TestResult};
+
+/// Every Claude Code corpus folder.
+fn corpora() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(testdata())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("claude-code-")))
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// (corpus file, golden) pairs.
+fn goldens() -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for dir in corpora() {
+        let Ok(read) = fs::read_dir(dir.join("requests")) else { continue };
+        let mut files: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for g in files {
+            let stem = g.file_stem().unwrap().to_string_lossy().into_owned();
+            out.push((dir.join(format!("{stem}.jsonl")), g));
+        }
+    }
+    out
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for (file, golden) in goldens() {
+        let name = golden.strip_prefix(testdata()).unwrap().to_string_lossy().into_owned();
+        let (f, g) = (file.clone(), golden.clone());
+        trials.push(Trial::test(format!("claude::context::{name}"), move || contexts_match(&f, &g)));
+    }
+    trials.extend([
+        Trial::test("claude::leaves_cost_is_the_clients", leaves_cost_is_the_clients),
+        Trial::test("claude::tree_shows_tools_in_pisces_style", tree_rows),
+        Trial::test("claude::metadata_hidden_unless_filter_all", metadata_rows),
+        Trial::test("claude::session_id_found_in_claude_projects", found_by_id),
+        Trial::test("claude::check_reports_unanswered_calls_and_new_types", check_findings),
+    ]);
+    trials
+}
+
+/// A string content as a list of one text block.
+fn canonical(messages: &Value) -> Value {
+    let mut m = messages.clone();
+    for msg in m.as_array_mut().into_iter().flatten() {
+        if let Some(Value::String(t)) = msg.get("content").cloned() {
+            msg["content"] = serde_json::json!([{"type": "text", "text": t}]);
+        }
+    }
+    m
+}
+
+fn anthropic_messages(file: &Path, rev: Option<&str>) -> Result<Value, libtest_mimic::Failed> {
+    let file = file.to_str().unwrap();
+    let mut args = vec!["path", file];
+    args.extend(rev);
+    args.extend(["--format", "anthropic"]);
+    let doc = stdout_json(&run(&args))?;
+    Ok(doc["messages"].clone())
+}
+
+/// At the client's own leaf and at every entry it resumed at, pisces sends its messages.
+fn contexts_match(file: &Path, golden: &Path) -> TestResult {
+    let g: Value = serde_json::from_str(&fs::read_to_string(golden)?)?;
+    let mut cases: Vec<(Option<String>, &Value)> = vec![(None, &g["leaf"])];
+    for (uuid, v) in g["at"].as_object().into_iter().flatten() {
+        cases.push((Some(uuid.clone()), v));
+    }
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for (rev, want) in cases {
+        if want.get("refused").is_some() || want.get("messages").is_none() {
+            continue;
+        }
+        compared += 1;
+        let got = anthropic_messages(file, rev.as_deref())?;
+        if let Some(d) = first_diff(&canonical(&got), &canonical(&want["messages"]), "$") {
+            failures.push(format!("at {}: {d}", rev.as_deref().unwrap_or("the leaf")));
+        }
+    }
+    check(compared > 0, || "the golden holds no context".into())?;
+    check(failures.is_empty(), || format!("{} of {compared} contexts differ:\n{}", failures.len(), failures.join("\n")))
+}
+
+/// `leaves` counts each reply once and prices it as the client does: the total equals
+/// the client's own `cost-state` at the end of a session without branches.
+fn leaves_cost_is_the_clients() -> TestResult {
+    let file = testdata().join("claude-code-2.1.332/01-tool-calls.jsonl");
+    let text = fs::read_to_string(&file)?;
+    let want = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "cost-state")
+        .last()
+        .and_then(|v| v["totalCostUSD"].as_f64())
+        .ok_or("no cost-state line")?;
+    let doc = stdout_json(&run(&["leaves", file.to_str().unwrap(), "--format", "json"]))?;
+    let leaves = doc["leaves"].as_array().ok_or("no leaves")?;
+    check(leaves.len() == 1, || format!("one tip expected, got {}", leaves.len()))?;
+    let cost = leaves[0]["cost"].as_f64().or_else(|| leaves[0]["usage"]["cost"].as_f64()).ok_or("no cost")?;
+    check((cost - want).abs() < 1e-9, || format!("cost {cost}, the client counted {want}"))
+}
+
+fn tree_rows() -> TestResult {
+    let file = testdata().join("claude-code-2.1.332/01-tool-calls.jsonl");
+    let out = run(&["tree", file.to_str().unwrap()]);
+    let text = stdout(&out);
+    for row in ["[Read: src/todo.js]", "[Bash: npm test] (error)", "[Grep: /parseDue/ in .]", "[Edit: NOTES.md]"] {
+        check(text.contains(row), || format!("no row {row:?} in\n{text}{}", stderr(&out)))?;
+    }
+    // The reply that only called tools is not a row of its own: its results name it.
+    check(!text.contains("[Read: src/todo.js] [Grep"), || format!("a calls-only reply is shown:\n{text}"))
+}
+
+fn metadata_rows() -> TestResult {
+    let file = testdata().join("claude-code-2.1.332/01-tool-calls.jsonl");
+    let f = file.to_str().unwrap();
+    let plain = stdout(&run(&["tree", f]));
+    let all = stdout(&run(&["tree", f, "--filter", "all"]));
+    check(!plain.contains("[attachment: environment]"), || format!("attachments shown by default:\n{plain}"))?;
+    check(all.contains("[attachment: environment]"), || format!("attachments not shown with --filter all:\n{all}"))
+}
+
+/// A session id (whole or a prefix) is looked up in `$CLAUDE_CONFIG_DIR/projects/*/`.
+fn found_by_id() -> TestResult {
+    let tmp = tempfile::tempdir()?;
+    let project = tmp.path().join("projects/-home-dev-todo-cli");
+    fs::create_dir_all(&project)?;
+    let src = testdata().join("claude-code-2.1.332/01-tool-calls.jsonl");
+    let sid = "77477418-316c-46d0-90c8-7e73cd852e11";
+    fs::copy(&src, project.join(format!("{sid}.jsonl")))?;
+    let out = crate::common::pisces()
+        .env("CLAUDE_CONFIG_DIR", tmp.path())
+        .args(["path", "7747741", "--format", "json"])
+        .output()?;
+    let doc = stdout_json(&out)?;
+    check(doc["session"]["agent"] == "Claude Code", || format!("{doc:#}").chars().take(400).collect())
+}
+
+fn check_findings() -> TestResult {
+    let src = fs::read_to_string(testdata().join("claude-code-2.1.332/01-tool-calls.jsonl"))?;
+    // Cut the file after the reply that calls Bash: its call is never answered.
+    let cut: Vec<&str> =
+        src.lines().take_while(|l| !l.contains("\"tool_use_id\":\"toolu_8bdc449afb4b7ee0054389df\"")).collect();
+    let tmp = tempfile::tempdir()?;
+    let f = tmp.path().join("s.jsonl");
+    fs::write(&f, format!("{}\n{{\"type\":\"brand-new-kind\",\"sessionId\":\"x\"}}\n", cut.join("\n")))?;
+    let out = run(&["check", f.to_str().unwrap(), "--format", "json"]);
+    let text = stdout(&out);
+    check(text.contains("unanswered-call") && text.contains("toolu_8bdc449afb4b7ee0054389df"), || text.clone())?;
+    check(text.contains("unknown-type") && text.contains("brand-new-kind"), || text.clone())
+}
