@@ -109,9 +109,9 @@ fn leaves_cost_is_the_clients() -> TestResult {
     let text = fs::read_to_string(&file)?;
     let want = text
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "cost-state")
-        .last()
+        .find(|v| v["type"] == "cost-state")
         .and_then(|v| v["totalCostUSD"].as_f64())
         .ok_or("no cost-state line")?;
     let doc = stdout_json(&run(&["leaves", file.to_str().unwrap(), "--format", "json"]))?;
