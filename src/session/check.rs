@@ -100,6 +100,7 @@ pub fn check(source: &Source, formats: &[&'static dyn Format]) -> Result<Vec<Fin
         .iter()
         .map(|d| {
             let (level, kind, hint) = describe(d.kind, d.severity);
+            let hint = session.dialect().hint(d.kind).unwrap_or(hint);
             Finding { level, kind, line: d.line, message: d.message.clone(), hint }
         })
         .collect();

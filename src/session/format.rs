@@ -106,6 +106,12 @@ pub trait Dialect: Send + Sync {
     /// What `pisces check` finds that only this format's shapes show (loading's own
     /// diagnostics are added by the caller).
     fn findings(&self, s: &Session) -> Vec<super::check::Finding>;
+
+    /// The fix hint `check` gives for a problem loading found, when this format's agent
+    /// treats it otherwise than pi does (`None`: pi's hint holds).
+    fn hint(&self, _problem: super::Problem) -> Option<&'static str> {
+        None
+    }
 }
 
 /// What the tree needs read from each entry.

@@ -49,6 +49,10 @@ pub fn trials() -> Vec<Trial> {
         let (f, g) = (file.clone(), golden.clone());
         trials.push(Trial::test(format!("claude::context::{name}"), move || contexts_match(&f, &g)));
     }
+    for file in peer_files() {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        trials.push(Trial::test(format!("claude::peer_suite_loads::{name}"), move || peer_file_loads(&file)));
+    }
     trials.extend([
         Trial::test("claude::leaves_cost_is_the_clients", leaves_cost_is_the_clients),
         Trial::test("claude::tree_shows_tools_in_pisces_style", tree_rows),
@@ -169,4 +173,48 @@ fn check_findings() -> TestResult {
     let text = stdout(&out);
     check(text.contains("unanswered-call") && text.contains("toolu_8bdc449afb4b7ee0054389df"), || text.clone())?;
     check(text.contains("unknown-type") && text.contains("brand-new-kind"), || text.clone())
+}
+
+/// claude-code-log's test files (testdata/claude-code-log/).
+fn peer_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(testdata().join("claude-code-log"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every reading command runs on the file without a panic; whatever was skipped is named
+/// by its line on standard error, and `check` lists it.
+fn peer_file_loads(file: &Path) -> TestResult {
+    let f = file.to_str().unwrap();
+    for args in [
+        vec!["tree", f, "--filter", "all"],
+        vec!["path", f, "--format", "json"],
+        vec!["path", f, "--format", "anthropic"],
+        vec!["path", f, "--format", "text"],
+        vec!["leaves", f],
+        vec!["show", f, "@"],
+        vec!["check", f],
+    ] {
+        let out = run(&args);
+        let code = out.status.code();
+        check(code == Some(0) || (args[0] == "check" && code == Some(1)), || {
+            format!("{args:?} exited {code:?}:\n{}", stderr(&out))
+        })?;
+        if args[0] == "tree" {
+            check(!stdout(&out).is_empty(), || format!("{args:?} drew nothing"))?;
+        }
+    }
+    // `check` exits 1 when it finds problems: read its JSON whatever the status.
+    let report: Value = serde_json::from_slice(&run(&["check", f, "--format", "json"]).stdout)?;
+    for finding in report["files"][0]["findings"].as_array().into_iter().flatten() {
+        if finding["kind"] == "not-an-object" || finding["kind"] == "malformed" {
+            check(finding["line"].is_u64(), || format!("a skipped line without its number: {finding}"))?;
+        }
+    }
+    Ok(())
 }

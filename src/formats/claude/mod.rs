@@ -197,6 +197,24 @@ impl Dialect for Claude {
     fn findings(&self, s: &Session) -> Vec<Finding> {
         findings(s)
     }
+
+    fn hint(&self, problem: crate::session::Problem) -> Option<&'static str> {
+        use crate::session::Problem::*;
+        Some(match problem {
+            Malformed | NotObject | NotAnEntry => {
+                "Claude Code skips lines it cannot parse as an object; delete it, or restore it from a copy of the file"
+            }
+            Truncated => "the last write was cut off (a crash?); Claude Code skips it; delete the partial line",
+            DuplicateId => {
+                "Claude Code keeps the later line for the uuid (a resume in an old version may write a line twice)"
+            }
+            DanglingParent => {
+                "the chain Claude Code builds stops here: the model saw nothing before this line on its path"
+            }
+            SelfParent | Cycle => "Claude Code stops its chain where the loop closes; fix one parentUuid in it",
+            _ => return None,
+        })
+    }
 }
 
 /// What only the whole file shows: calls never answered, line types this version of
