@@ -103,6 +103,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             output: args.output.clone(),
             session_dir: ctx.session_dir.clone(),
             cwd: args.cwd.clone(),
+            id: plan.session_id.clone(),
         };
         let new = writer.fork_file(session, &spec, &ctx.env)?;
         reading.start_output()?;

@@ -195,6 +195,8 @@ pub struct ForkFile {
     pub session_dir: Option<std::path::PathBuf>,
     /// `--cwd DIR` (whole forks): the new session's working directory.
     pub cwd: Option<String>,
+    /// The session id the fork's lines already carry ([`Fork::session_id`]).
+    pub id: Option<String>,
 }
 
 /// A new session file, before it is written.
@@ -319,6 +321,9 @@ pub struct Fork<'a> {
     pub labels_emitted: usize,
     /// Things worth telling the user (a shadowed leaf, …).
     pub notes: Vec<String>,
+    /// The new session's id, when the format writes it into every line (Claude Code);
+    /// its file is then named by it.
+    pub session_id: Option<String>,
 }
 
 /// One line of the new file.
@@ -362,9 +367,12 @@ impl NewLine<'_> {
 
 impl Fork<'_> {
     /// Writes `header` and every line, each followed by `\n`.
+    /// Writes the header line (none when empty: a format without one) and the lines.
     pub fn write_to(&self, header: &str, w: &mut dyn Write) -> io::Result<()> {
-        w.write_all(header.as_bytes())?;
-        w.write_all(b"\n")?;
+        if !header.is_empty() {
+            w.write_all(header.as_bytes())?;
+            w.write_all(b"\n")?;
+        }
         for l in &self.lines {
             l.write_to(w)?;
             w.write_all(b"\n")?;

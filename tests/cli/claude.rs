@@ -55,6 +55,7 @@ pub fn trials() -> Vec<Trial> {
     }
     trials.extend([
         Trial::test("claude::leaves_cost_is_the_clients", leaves_cost_is_the_clients),
+        Trial::test("claude::fork_at_every_entry_builds_the_same_context", forks_build_the_same_context),
         Trial::test("claude::tree_shows_tools_in_pisces_style", tree_rows),
         Trial::test("claude::metadata_hidden_unless_filter_all", metadata_rows),
         Trial::test("claude::session_id_found_in_claude_projects", found_by_id),
@@ -217,4 +218,36 @@ fn peer_file_loads(file: &Path) -> TestResult {
         }
     }
     Ok(())
+}
+
+/// A fork at any entry is a file the client builds the same messages from (checked here by
+/// pisces's builder, which the goldens check against the client), named by its new id,
+/// with that id in every line; the source is not touched.
+fn forks_build_the_same_context() -> TestResult {
+    let src = testdata().join("claude-code-2.1.332/01-tool-calls.jsonl");
+    let before = fs::read(&src)?;
+    let tmp = tempfile::tempdir()?;
+    let s = src.to_str().unwrap();
+    let uuids: Vec<String> = String::from_utf8(before.clone())?
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["uuid"].as_str().map(str::to_string))
+        .collect();
+    for u in &uuids {
+        let out = crate::common::pisces()
+            .args(["fork", s, u, "--session-dir", tmp.path().to_str().unwrap(), "--format", "json"])
+            .output()?;
+        let doc = stdout_json(&out)?;
+        let path = doc["path"].as_str().ok_or("no path")?.to_string();
+        let id = doc["id"].as_str().ok_or("no id")?;
+        check(path.ends_with(&format!("{id}.jsonl")), || format!("{path} is not named by {id}"))?;
+        let text = fs::read_to_string(&path)?;
+        check(text.lines().all(|l| l.contains(&format!("\"sessionId\":\"{id}\""))), || format!("a line of {path} keeps the old id"))?;
+        let want = anthropic_messages(&src, Some(u))?;
+        let got = anthropic_messages(Path::new(&path), None)?;
+        if let Some(d) = first_diff(&got, &want, "$") {
+            return Err(format!("fork at {u}: {d}").into());
+        }
+    }
+    check(fs::read(&src)? == before, || "the source changed".into())
 }

@@ -21,6 +21,17 @@ use crate::session::entry::{EntryIdx, EntryType};
 use crate::session::format::Unreadable;
 use crate::session::Session;
 
+/// The effort Claude Code asks for unless told otherwise.
+pub const DEFAULT_EFFORT: &str = "medium";
+
+/// Whether a client version sends its effort in `messages` (2.1.332 does; older files
+/// have no `effort` on their replies).
+fn records_effort(version: Option<&str>) -> bool {
+    let Some(v) = version else { return false };
+    let parts: Vec<u64> = v.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    parts.as_slice() >= [2, 1, 332].as_slice()
+}
+
 /// What the client sends for a tool call whose result it cannot find.
 pub const MISSING_RESULT: &str = "[Tool result missing due to internal error]";
 
@@ -230,13 +241,16 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
     }
     // The effort a turn asks for rides on the first system message; the client asks for
     // the session's (its replies record it), so a context before the first reply takes
-    // the first reply's.
+    // the first reply's, and a file without replies the client's default.
     if effort.is_none() {
         effort = s
             .entries
             .indices()
             .filter(|&i| s.entries[i].role == crate::session::Role::Assistant)
             .find_map(|i| line(s, i).ok().and_then(|v| v.get("effort").filter(|e| e.is_string()).cloned()));
+    }
+    if effort.is_none() && records_effort(s.header.version.as_ref().and_then(Value::as_str)) {
+        effort = Some(DEFAULT_EFFORT.into());
     }
     // Attachments for the user's turn go before it: up past user and system messages, to
     // the reply or the tool results before them.

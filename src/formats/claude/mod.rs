@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod entries;
+pub mod fork;
 pub mod load;
 pub mod rows;
 pub mod usage;
@@ -187,11 +188,7 @@ impl Dialect for Claude {
     }
 
     fn writer(&self) -> Result<&dyn Writer, Unsupported> {
-        Err(Unsupported {
-            format: "claude",
-            what: "writing",
-            hint: Some("fork and append write pi sessions; Claude Code files are read only for now"),
-        })
+        Ok(self)
     }
 
     fn findings(&self, s: &Session) -> Vec<Finding> {

@@ -181,7 +181,7 @@ pub fn path_fork<'a>(pi: &Pi, s: &Session<'a>, leaf: Option<EntryIdx>, shape: Sh
             prev = Value::String(id);
         }
     }
-    Ok(Fork { lines, copied, labels_dropped, labels_emitted, notes })
+    Ok(Fork { lines, copied, labels_dropped, labels_emitted, notes, session_id: None })
 }
 
 /// Every entry of the file, in file order, as pi's `forkFrom` copies them, migrated
@@ -198,7 +198,7 @@ pub fn whole_fork<'a>(pi: &Pi, s: &Session<'a>) -> Result<Fork<'a>, ForkError> {
         };
         lines.push(copy_entry(pi, s, i, parent, &|_| None)?);
     }
-    Ok(Fork { lines, copied: all, labels_dropped: 0, labels_emitted: 0, notes: Vec::new() })
+    Ok(Fork { lines, copied: all, labels_dropped: 0, labels_emitted: 0, notes: Vec::new(), session_id: None })
 }
 
 /// A `targetId` as pi's map keys it: a string, or the JSON text of another value.
