@@ -6,6 +6,7 @@ pub mod agent;
 pub mod check;
 pub mod compact;
 pub mod completions;
+pub mod convert;
 pub mod diff;
 pub mod fork;
 pub mod label;
@@ -80,6 +81,7 @@ pub enum Command {
     Leaves(leaves::Args),
     Diff(diff::Args),
     Fork(fork::Args),
+    Convert(convert::Args),
     Check(check::Args),
     Label(label::Args),
     Summarize(summarize::Args),
@@ -131,6 +133,7 @@ pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
         Command::Leaves(args) => leaves::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),
         Command::Fork(args) => fork::run(&ctx, args),
+        Command::Convert(args) => convert::run(&ctx, args),
         Command::Check(args) => check::run(&ctx, args),
         Command::Label(args) => label::run(&ctx, args),
         Command::Summarize(args) => summarize::run(&ctx, args),

@@ -107,6 +107,22 @@ pub trait Dialect: Send + Sync {
     /// diagnostics are added by the caller).
     fn findings(&self, s: &Session) -> Vec<super::check::Finding>;
 
+    /// The path to `leaf` as pi entries (`pisces convert --to pi`): the common entry shape
+    /// of each entry that is part of the conversation, ids kept, each the child of the one
+    /// before; the format's tools named as pi's where they correspond. By default, the
+    /// message entries of the projection's path as [`Dialect::entry`] gives them.
+    fn pi_entries(&self, s: &Session, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
+        let path = self.project(s, Some(leaf))?.path;
+        let mut out = Vec::new();
+        for i in path {
+            let e = self.entry(s, i)?;
+            if e.get("type").and_then(Value::as_str) == Some("message") {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
     /// The fix hint `check` gives for a problem loading found, when this format's agent
     /// treats it otherwise than pi does (`None`: pi's hint holds).
     fn hint(&self, _problem: super::Problem) -> Option<&'static str> {

@@ -49,6 +49,16 @@ pub fn trials() -> Vec<Trial> {
         let (f, g) = (file.clone(), golden.clone());
         trials.push(Trial::test(format!("claude::context::{name}"), move || contexts_match(&f, &g)));
     }
+    for dir in corpora() {
+        let mut convs: Vec<PathBuf> =
+            fs::read_dir(dir.join("converted")).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        convs.sort();
+        for g in convs {
+            let name = g.strip_prefix(testdata()).unwrap().to_string_lossy().into_owned();
+            let src = dir.join(format!("{}.jsonl", g.file_stem().unwrap().to_string_lossy()));
+            trials.push(Trial::test(format!("claude::convert_to_pi::{name}"), move || converts_as_pi_reads(&src, &g)));
+        }
+    }
     for file in peer_files() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         trials.push(Trial::test(format!("claude::peer_suite_loads::{name}"), move || peer_file_loads(&file)));
@@ -242,7 +252,9 @@ fn forks_build_the_same_context() -> TestResult {
         let id = doc["id"].as_str().ok_or("no id")?;
         check(path.ends_with(&format!("{id}.jsonl")), || format!("{path} is not named by {id}"))?;
         let text = fs::read_to_string(&path)?;
-        check(text.lines().all(|l| l.contains(&format!("\"sessionId\":\"{id}\""))), || format!("a line of {path} keeps the old id"))?;
+        check(text.lines().all(|l| l.contains(&format!("\"sessionId\":\"{id}\""))), || {
+            format!("a line of {path} keeps the old id")
+        })?;
         let want = anthropic_messages(&src, Some(u))?;
         let got = anthropic_messages(Path::new(&path), None)?;
         if let Some(d) = first_diff(&got, &want, "$") {
@@ -250,4 +262,70 @@ fn forks_build_the_same_context() -> TestResult {
         }
     }
     check(fs::read(&src)? == before, || "the source changed".into())
+}
+
+/// (role, text, calls, results) of Anthropic messages: the conversation, whatever the shape.
+fn conversation_of_anthropic(messages: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for m in canonical(messages).as_array().into_iter().flatten() {
+        let role = m["role"].as_str().unwrap_or_default();
+        for b in m["content"].as_array().into_iter().flatten() {
+            match b["type"].as_str() {
+                Some("text")
+                    if role != "system" && !b["text"].as_str().unwrap_or_default().starts_with("<system-reminder>") =>
+                {
+                    out.push((role.to_string(), b["text"].as_str().unwrap_or_default().trim_end().to_string()))
+                }
+                Some("tool_use") => out.push(("call".into(), b["id"].as_str().unwrap_or_default().to_string())),
+                Some("tool_result") => {
+                    out.push(("result".into(), b["tool_use_id"].as_str().unwrap_or_default().to_string()))
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The same, of pi's LLM messages.
+fn conversation_of_pi(messages: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for m in messages.as_array().into_iter().flatten() {
+        let role = m["role"].as_str().unwrap_or_default();
+        if role == "toolResult" {
+            out.push(("result".into(), m["toolCallId"].as_str().unwrap_or_default().to_string()));
+            continue;
+        }
+        for b in m["content"].as_array().into_iter().flatten() {
+            match b["type"].as_str() {
+                Some("text") => {
+                    out.push((role.to_string(), b["text"].as_str().unwrap_or_default().trim_end().to_string()))
+                }
+                Some("toolCall") => out.push(("call".into(), b["id"].as_str().unwrap_or_default().to_string())),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// `convert --to pi` writes the file the real pi read into `converted/<stem>.json` (pi's
+/// own messages for it), and that is the conversation Claude Code sent: the same texts,
+/// calls and results in the same order, less the client's reminders.
+fn converts_as_pi_reads(src: &Path, golden: &Path) -> TestResult {
+    let g: Value = serde_json::from_str(&fs::read_to_string(golden)?)?;
+    let tmp = tempfile::tempdir()?;
+    let out = tmp.path().join("c.jsonl");
+    let r = run(&["convert", src.to_str().unwrap(), "--to", "pi", "-o", out.to_str().unwrap()]);
+    check(r.status.success(), || stderr(&r))?;
+    let doc = stdout_json(&run(&["path", out.to_str().unwrap(), "--format", "llm"]))?;
+    if let Some(d) = first_diff(&doc["messages"], &g["llm"], "$") {
+        return Err(format!("pi reads the conversion otherwise: {d}").into());
+    }
+    let requests =
+        src.parent().unwrap().join("requests").join(format!("{}.json", src.file_stem().unwrap().to_string_lossy()));
+    let client: Value = serde_json::from_str(&fs::read_to_string(requests)?)?;
+    let want = conversation_of_anthropic(&client["leaf"]["messages"]);
+    let got = conversation_of_pi(&g["llm"]);
+    check(got == want, || format!("pi's conversation:\n{got:#?}\nClaude Code's:\n{want:#?}"))
 }

@@ -160,9 +160,10 @@ fn assistant_message(v: &Value) -> Value {
         "provider": "anthropic",
         "model": model,
         "usage": {
-            "input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write,
-            "totalTokens": u.tokens(),
-            "cost": {"total": u.cost},
+            "input": js::number(u.input), "output": js::number(u.output),
+            "cacheRead": js::number(u.cache_read), "cacheWrite": js::number(u.cache_write),
+            "totalTokens": js::number(u.tokens()),
+            "cost": {"total": js::number(u.cost)},
         },
         "stopReason": stop_reason(m.get("stop_reason")),
         "timestamp": ms(v),
@@ -291,4 +292,118 @@ pub fn preview(s: &Session, i: EntryIdx, max: usize) -> String {
         Err(_) => "(unreadable)".to_string(),
     };
     crate::session::text::one_line(&text, max)
+}
+
+/// A Claude tool call's name and arguments as pi's, where pi has the tool (`None`: kept
+/// as it is).
+pub fn pi_tool(name: &str, input: &Value) -> Option<(&'static str, Value)> {
+    let get = |k: &str| input.get(k).cloned();
+    let mut args = Map::new();
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v.filter(|v| !v.is_null()) {
+            args.insert(k.into(), v);
+        }
+    };
+    let pi = match name {
+        "Bash" => {
+            put("command", get("command"));
+            // Claude's timeout is in milliseconds, pi's in seconds.
+            put("timeout", input.get("timeout").and_then(Value::as_f64).map(|ms| js::number(ms / 1000.0)));
+            "bash"
+        }
+        "Read" => {
+            put("path", get("file_path"));
+            put("offset", get("offset"));
+            put("limit", get("limit"));
+            "read"
+        }
+        "Write" => {
+            put("path", get("file_path"));
+            put("content", get("content"));
+            "write"
+        }
+        "Edit" if input.get("replace_all").and_then(Value::as_bool) != Some(true) => {
+            put("path", get("file_path"));
+            put("edits", Some(json!([{"oldText": get("old_string"), "newText": get("new_string")}])));
+            "edit"
+        }
+        "MultiEdit" => {
+            let edits: Vec<Value> = input
+                .get("edits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|e| json!({"oldText": e.get("old_string"), "newText": e.get("new_string")}))
+                .collect();
+            put("path", get("file_path"));
+            put("edits", Some(Value::Array(edits)));
+            "edit"
+        }
+        "Grep" => {
+            put("pattern", get("pattern"));
+            put("path", get("path"));
+            put("glob", get("glob"));
+            put("ignoreCase", get("-i"));
+            put("context", get("-C"));
+            "grep"
+        }
+        "Glob" => {
+            put("pattern", get("pattern"));
+            put("path", get("path"));
+            "find"
+        }
+        _ => return None,
+    };
+    Some((pi, Value::Object(args)))
+}
+
+/// `pisces convert --to pi`: the context at `leaf` as pi entries, each reply's lines
+/// joined into one message (as the model wrote it), tools mapped onto pi's, attachments
+/// and other lines the client makes context from left out (pi makes its own).
+pub fn pi_entries(s: &Session, c: &super::Claude, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
+    let path = super::context::entries_at(s, c, leaf);
+    let mut out: Vec<Value> = Vec::new();
+    let mut names: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
+    let mut last_reply: Option<String> = None;
+    for i in path {
+        if s.entries[i].kind != EntryType::Message {
+            continue;
+        }
+        let mut e = entry(s, i)?;
+        let reply = c.lines[i.get()].message_id.clone();
+        let Some(m) = e.get_mut("message") else { continue };
+        if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
+            for b in blocks.iter_mut() {
+                if b.get("type").and_then(Value::as_str) != Some("toolCall") {
+                    continue;
+                }
+                let name = b.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                let args = b.get("arguments").cloned().unwrap_or_default();
+                let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                if let Some((pi, pi_args)) = pi_tool(&name, &args) {
+                    b["name"] = pi.into();
+                    b["arguments"] = pi_args;
+                }
+                names.insert(id, b["name"].clone());
+            }
+        }
+        if m.get("role").and_then(Value::as_str) == Some("toolResult") {
+            if let Some(n) = m.get("toolCallId").and_then(Value::as_str).and_then(|id| names.get(id)) {
+                m["toolName"] = n.clone();
+            }
+        }
+        let is_reply = m.get("role").and_then(Value::as_str) == Some("assistant");
+        if is_reply && reply.is_some() && reply == last_reply {
+            if let Some(prev) = out.last_mut().and_then(|p| p.get_mut("message")) {
+                let more = m.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+                if let Some(a) = prev.get_mut("content").and_then(Value::as_array_mut) {
+                    a.extend(more);
+                }
+                continue;
+            }
+        }
+        last_reply = if is_reply { reply } else { None };
+        out.push(e);
+    }
+    Ok(out)
 }

@@ -50,7 +50,9 @@ fn last_prompt(s: &Session, path: &[EntryIdx]) -> String {
             }
             match v.pointer("/message/content") {
                 Some(Value::String(t)) => Some(t.clone()),
-                Some(Value::Array(a)) => a.iter().find_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string)),
+                Some(Value::Array(a)) => {
+                    a.iter().find_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))
+                }
                 _ => None,
             }
         })

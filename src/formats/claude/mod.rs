@@ -195,6 +195,10 @@ impl Dialect for Claude {
         findings(s)
     }
 
+    fn pi_entries(&self, s: &Session, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
+        entries::pi_entries(s, self, leaf)
+    }
+
     fn hint(&self, problem: crate::session::Problem) -> Option<&'static str> {
         use crate::session::Problem::*;
         Some(match problem {

@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod context;
+pub mod convert;
 pub mod entries;
 pub mod fork;
 mod load;
