@@ -430,7 +430,7 @@ fn from_value(s: &Session, i: EntryIdx, v: &Value) -> (FactKind, Option<Totals>)
                 .into_iter()
                 .flatten()
                 .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                .map(call_value)
+                .map(|b| call_value(&as_pi_call(s, b)))
                 .collect(),
             stop_reason: str_of(m.get("stopReason")),
             error_message: m.get("errorMessage").filter(|v| !v.is_null()).map(|v| js::to_js_string(Some(v))),
@@ -438,6 +438,7 @@ fn from_value(s: &Session, i: EntryIdx, v: &Value) -> (FactKind, Option<Totals>)
         }),
         Role::ToolResult => {
             let tool = str_of(m.get("toolName")).unwrap_or_default();
+            let tool = s.dialect().pi_tool(&tool, &Value::Null).map_or(tool, |(pi, _)| pi.to_string());
             let is_error = js::truthy(m.get("isError"));
             FactKind::ToolResult(ResultFact {
                 call_id: str_of(m.get("toolCallId")).unwrap_or_default(),
@@ -529,6 +530,20 @@ fn usage_value(u: &Value) -> Option<Totals> {
     js::truthy(Some(u)).then(|| Totals::from_usage(u))
 }
 
+/// A tool call block with the pi tool name and arguments its agent's call corresponds to.
+fn as_pi_call(s: &Session, b: &Value) -> Value {
+    let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
+    match s.dialect().pi_tool(name, b.get("arguments").unwrap_or(&Value::Null)) {
+        Some((pi, args)) => {
+            let mut b = b.clone();
+            b["name"] = pi.into();
+            b["arguments"] = args;
+            b
+        }
+        None => b.clone(),
+    }
+}
+
 /// A tool call block read whole.
 fn call_value(b: &Value) -> CallFact {
     let s = |o: Option<&Value>| o.and_then(Value::as_str).map(str::to_string);
@@ -577,7 +592,7 @@ pub(super) fn call_arguments(s: &Session, i: EntryIdx, call_id: &str) -> Result<
     Ok(blocks.into_iter().flatten().find_map(|b| {
         (b.get("type").and_then(Value::as_str) == Some("toolCall")
             && b.get("id").and_then(Value::as_str).unwrap_or_default() == call_id)
-            .then(|| b.get("arguments").cloned().unwrap_or(Value::Null))
+            .then(|| as_pi_call(s, b).get("arguments").cloned().unwrap_or(Value::Null))
     }))
 }
 

@@ -157,7 +157,7 @@ fn write_side_line(w: &mut dyn Write, ui: &Ui, name: &str, s: &SideInfo, show_fi
         parts.push(format!("label {}", ui.paint(Paint::Label, &sanitize(l))));
     }
     if s.is_default_leaf {
-        parts.push("@ (pi's current leaf)".into());
+        parts.push("@ (the current leaf)".into());
     }
     if s.rev != "@" && s.leaf_id.as_str() != Some(s.rev.as_str()) {
         parts.push(format!("REV {}", sanitize(&s.rev)));

@@ -123,6 +123,14 @@ pub trait Dialect: Send + Sync {
         Ok(out)
     }
 
+    /// A tool call of this format's agent as the pi tool it corresponds to (name and
+    /// arguments), so that diff's report of files read and written and of commands run
+    /// reads every agent's calls alike (`None`: no pi tool does the same; pi: always, since
+    /// its calls are pi's).
+    fn pi_tool(&self, _name: &str, _arguments: &Value) -> Option<(&'static str, Value)> {
+        None
+    }
+
     /// The fix hint `check` gives for a problem loading found, when this format's agent
     /// treats it otherwise than pi does (`None`: pi's hint holds).
     fn hint(&self, _problem: super::Problem) -> Option<&'static str> {

@@ -199,6 +199,10 @@ impl Dialect for Claude {
         entries::pi_entries(s, self, leaf)
     }
 
+    fn pi_tool(&self, name: &str, arguments: &Value) -> Option<(&'static str, Value)> {
+        entries::pi_tool(name, arguments)
+    }
+
     fn hint(&self, problem: crate::session::Problem) -> Option<&'static str> {
         use crate::session::Problem::*;
         Some(match problem {
