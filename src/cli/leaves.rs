@@ -12,7 +12,23 @@ const EXAMPLES: &str = "\
 Examples:
   pisces leaves session.jsonl                  # a table, oldest leaf first; @ is pi's current leaf
   pisces leaves session.jsonl --format json | jq '.leaves[] | select(.usage.cost > 0.1)'
-  pisces leaves 01a228be                       # a session found by id prefix";
+  pisces leaves 01a228be                       # a session found by id prefix
+
+Claude Code sessions: a reply written as several lines (one per content block, sharing
+`message.id`) is counted once. Its cost is the model's list price, in US$ per million
+tokens (input / output / cache write / cache read), by model id prefix:
+  claude-opus-5-5      4 / 20 / 5 / 0.4   (what Claude Code 2.1.332 itself charges)
+  claude-opus-4-5      5 / 25 / 6.25 / 0.5
+  claude-opus-4-1      15 / 75 / 18.75 / 1.5
+  claude-opus-4        15 / 75 / 18.75 / 1.5
+  claude-sonnet-4      3 / 15 / 3.75 / 0.3
+  claude-3-7-sonnet    3 / 15 / 3.75 / 0.3
+  claude-3-5-sonnet    3 / 15 / 3.75 / 0.3
+  claude-haiku-4-5     1 / 5 / 1.25 / 0.1
+  claude-3-5-haiku     0.8 / 4 / 1 / 0.08
+  claude-3-haiku       0.25 / 1.25 / 0.3125 / 0.025
+  claude-3-opus        15 / 75 / 18.75 / 1.5
+Any other model costs 0 (its tokens are still counted). pi sessions carry their own costs.";
 
 /// List every leaf (an entry without children: the tip of a branch), oldest first.
 ///
@@ -20,8 +36,8 @@ Examples:
 /// (entries above it), its label or its nearest labelled ancestor's, the last user prompt
 /// and the last assistant reply on its path, the model in effect, its time (UTC), and the
 /// tokens and cost of the whole path (assistant messages, `usage` entries, and the usage
-/// of tool results and summaries, as pi's /session counts them). `@` marks pi's current
-/// leaf (the last entry of the file).
+/// of tool results and summaries, as pi's /session counts them). `@` marks the current leaf
+/// (pi: the last entry of the file; Claude Code: the one it resumes at).
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {

@@ -26,7 +26,7 @@ pub struct Price {
 
 const fn p(prefix: &'static str, input: f64, output: f64) -> Price {
     // Anthropic's rule: a cache write costs 1.25 times the input price, a read 0.1 times.
-    Price { prefix, input, output, cache_write: input * 1.25, cache_read: input * 0.1 }
+    Price { prefix, input, output, cache_write: input * 1.25, cache_read: input / 10.0 }
 }
 
 /// Longest prefix first. Opus 5.5's price is the one Claude Code 2.1.332 charges in its own
@@ -44,24 +44,6 @@ pub const PRICES: &[Price] = &[
     p("claude-3-haiku", 0.25, 1.25),
     p("claude-3-opus", 15.0, 75.0),
 ];
-
-/// The table as `leaves --help` states it.
-pub fn price_table() -> String {
-    let mut s =
-        String::from("Claude Code cost, in US$ per million tokens (input / output / cache write / cache read):\n");
-    for pr in PRICES {
-        s += &format!(
-            "  {:<20} {} / {} / {} / {}\n",
-            format!("{}*", pr.prefix),
-            pr.input,
-            pr.output,
-            pr.cache_write,
-            pr.cache_read
-        );
-    }
-    s += "  any other model costs 0 (its tokens are still counted)";
-    s
-}
 
 fn price(model: &str) -> Option<&'static Price> {
     PRICES.iter().find(|p| model.starts_with(p.prefix))
@@ -96,4 +78,29 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
     }
     let v = line(s, i)?;
     Ok(v.get("message").filter(|m| m.get("usage").is_some()).map(totals_of))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `leaves --help` states the table; it must be this one.
+    #[test]
+    fn help_states_the_price_table() {
+        use clap::CommandFactory;
+        let mut cmd = crate::cli::Cli::command();
+        let help = cmd.find_subcommand_mut("leaves").expect("a leaves command").render_long_help().to_string();
+        for p in PRICES {
+            let row = format!("{:<20} {} / {} / {} / {}", p.prefix, p.input, p.output, p.cache_write, p.cache_read);
+            assert!(help.contains(&row), "leaves --help lacks {row:?}");
+        }
+    }
+
+    #[test]
+    fn a_reply_costs_its_models_price() {
+        let m = serde_json::json!({"model": "claude-opus-5-5-20261101", "usage": {"input_tokens": 1_000_000, "output_tokens": 1_000_000, "cache_read_input_tokens": 1_000_000, "cache_creation_input_tokens": 1_000_000}});
+        assert!((totals_of(&m).cost - 29.4).abs() < 1e-9);
+        let unknown = serde_json::json!({"model": "gpt-9", "usage": {"input_tokens": 10}});
+        assert_eq!((totals_of(&unknown).cost, totals_of(&unknown).input), (0.0, 10.0));
+    }
 }
