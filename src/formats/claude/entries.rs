@@ -117,7 +117,11 @@ fn tool_name(s: &Session, id: &str) -> Value {
 
 /// The pi messages a user line makes: one `toolResult` per tool result, then a `user`
 /// message with the rest, if any.
-fn user_messages(s: &Session, v: &Value) -> Vec<Value> {
+/// The names of the calls made so far on a path (a context knows them before their
+/// results; a lone entry looks its call up in the file).
+type Names = std::collections::HashMap<String, Value>;
+
+fn user_messages(s: &Session, v: &Value, names: Option<&Names>) -> Vec<Value> {
     let ts = ms(v);
     let content = v.get("message").and_then(|m| m.get("content"));
     let mut out = Vec::new();
@@ -130,7 +134,7 @@ fn user_messages(s: &Session, v: &Value) -> Vec<Value> {
                     out.push(json!({
                         "role": "toolResult",
                         "toolCallId": id,
-                        "toolName": tool_name(s, id),
+                        "toolName": names.and_then(|n| n.get(id).cloned()).unwrap_or_else(|| tool_name(s, id)),
                         "content": result_content(b.get("content")),
                         "isError": b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
                         "timestamp": ts,
@@ -171,7 +175,7 @@ fn assistant_message(v: &Value) -> Value {
 }
 
 /// The pi messages of one line (an attachment: its texts, as `custom` messages).
-fn messages_of(s: &Session, i: EntryIdx, v: &Value) -> Vec<Value> {
+fn messages_of(s: &Session, i: EntryIdx, v: &Value, names: Option<&Names>) -> Vec<Value> {
     let e = &s.entries[i];
     match (e.kind, e.role) {
         (EntryType::Message, Role::Assistant) => {
@@ -181,7 +185,7 @@ fn messages_of(s: &Session, i: EntryIdx, v: &Value) -> Vec<Value> {
                 vec![assistant_message(v)]
             }
         }
-        (EntryType::Message, _) => user_messages(s, v),
+        (EntryType::Message, _) => user_messages(s, v, names),
         _ if v.get("type").and_then(Value::as_str) == Some("attachment") => {
             let kind = v.get("attachment").and_then(|a| a.get("type")).and_then(Value::as_str).unwrap_or("attachment");
             let rendered = v.get("rendered").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
@@ -217,7 +221,7 @@ pub fn entry(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
         "message" => {
             // A line is one message, but for a user line with several tool results
             // (older files), whose first result stands for it.
-            let m = messages_of(s, i, &v)
+            let m = messages_of(s, i, &v, None)
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| json!({"role": "user", "content": [], "timestamp": ms(&v)}));
@@ -247,10 +251,20 @@ pub fn project(s: &Session, path: &[EntryIdx]) -> Result<Projected, Unreadable> 
     let mut messages = Vec::new();
     let mut entries = Vec::new();
     let mut model = None;
+    let mut names = Names::new();
     for &i in path {
         let v = line(s, i)?;
         let start = messages.len();
-        let made = messages_of(s, i, &v);
+        let made = messages_of(s, i, &v, Some(&names));
+        for m in &made {
+            for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
+                if b.get("type").and_then(Value::as_str) == Some("toolCall") {
+                    if let (Some(id), Some(name)) = (b.get("id").and_then(Value::as_str), b.get("name")) {
+                        names.insert(id.to_string(), name.clone());
+                    }
+                }
+            }
+        }
         if let Some(m) = made.iter().rev().find(|m| m.get("role").and_then(Value::as_str) == Some("assistant")) {
             if let Some(id) = m.get("model").and_then(Value::as_str).filter(|m| !m.is_empty() && *m != "<synthetic>") {
                 model = Some(json!({"provider": "anthropic", "modelId": id}));

@@ -113,6 +113,9 @@ pub(super) struct Head<'a> {
     pub is_sidechain: Option<Value>,
     #[serde(borrow)]
     pub message: Option<&'a RawValue>,
+    /// `message.id` (filled by `scan::head`, or from `message` here).
+    #[serde(skip)]
+    pub message_id: Str<'a>,
 }
 
 /// What the index reads of a line's `message`.
@@ -190,8 +193,19 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
             continue;
         }
         let whole = matches!(validate(raw), Verdict::Whole { .. });
-        let head = if whole && !exclude.contains(&no) { serde_json::from_slice::<Head>(raw).ok() } else { None };
-        let Some(head) = head else {
+        // The fast walk, else serde on the whole line.
+        let head = if whole && !exclude.contains(&no) {
+            super::scan::head(raw).or_else(|| {
+                let mut h = serde_json::from_slice::<Head>(raw).ok()?;
+                let m = h.message.and_then(|m| serde_json::from_str::<MessageHead>(m.get()).ok()).unwrap_or_default();
+                let (some, all) = (some_tool_result(m.content), only_tool_results(m.content));
+                h.message_id = m.id;
+                Some((h, some, all))
+            })
+        } else {
+            None
+        };
+        let Some((head, some_results, only_results)) = head else {
             if whole && text.first() != Some(&b'{') {
                 not_objects += 1;
                 if not_objects <= MAX_LISTED {
@@ -238,9 +252,8 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
             _ => {}
         }
         let Some(uuid) = head.uuid.as_deref() else { continue };
-        let message = head.message.and_then(|m| serde_json::from_str::<MessageHead>(m.get()).ok()).unwrap_or_default();
         let (kind, role) = match ty {
-            "user" if only_tool_results(message.content) => (EntryType::Message, Role::ToolResult),
+            "user" if only_results => (EntryType::Message, Role::ToolResult),
             "user" => (EntryType::Message, Role::User),
             "assistant" => (EntryType::Message, Role::Assistant),
             "system" if head.subtype.as_deref() == Some("compact_boundary") => (EntryType::Compaction, Role::None),
@@ -263,8 +276,8 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
         lines.push(Line {
             uuid: uuid.to_string(),
             parent: parent.map(str::to_string),
-            message_id: message.id.as_deref().filter(|_| ty == "assistant").map(str::to_string),
-            tool_result: ty == "user" && some_tool_result(message.content),
+            message_id: head.message_id.as_deref().filter(|_| ty == "assistant").map(str::to_string),
+            tool_result: ty == "user" && some_results,
             sidechain: head.is_sidechain.as_ref().and_then(Value::as_bool).unwrap_or(false),
         });
         entries.push(e);

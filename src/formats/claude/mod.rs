@@ -11,6 +11,7 @@ pub mod entries;
 pub mod fork;
 pub mod load;
 pub mod rows;
+mod scan;
 pub mod usage;
 
 use std::collections::BTreeSet;

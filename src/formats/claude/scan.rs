@@ -1,0 +1,208 @@
+//! The fields the index needs from a Claude Code line, read without parsing the rest.
+//!
+//! Most of a line's bytes are inside strings (a tool result's output, a file's content), and
+//! a parser that decodes every one of them reads the file several times slower than it can be
+//! read. Here the top-level keys are walked, the values the index wants are parsed (with
+//! serde, from their own bytes), and every other value is skipped: a string by jumping from
+//! quote to quote (`memchr`), an object or an array by counting brackets outside strings.
+//! The line was validated first, so anything unexpected means "not the shape we know" and
+//! the caller parses the line whole instead.
+
+use memchr::memchr2;
+
+use super::load::{Head, MessageHead, Str};
+
+/// The end of the string whose opening quote is at `i` (the index after its closing quote).
+fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        let k = memchr2(b'"', b'\\', &b[i..])?;
+        i += k;
+        if b[i] == b'\\' {
+            i += 2;
+        } else {
+            return Some(i + 1);
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the value starting at `i`.
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => skip_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            None
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
+/// Calls `f(key, value bytes)` for each member of the object at `i`; the end of the object.
+fn members<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], &'a [u8]) -> Option<()>) -> Option<usize> {
+    let mut i = skip_ws(b, i);
+    if *b.get(i)? != b'{' {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    if *b.get(i)? == b'}' {
+        return Some(i + 1);
+    }
+    loop {
+        if *b.get(i)? != b'"' {
+            return None;
+        }
+        let key_end = skip_string(b, i)?;
+        let key = &b[i + 1..key_end - 1];
+        i = skip_ws(b, key_end);
+        if *b.get(i)? != b':' {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let end = skip_value(b, i)?;
+        f(key, &b[i..end])?;
+        i = skip_ws(b, end);
+        match *b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b'}' => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+fn string<'a>(v: &'a [u8]) -> Option<Str<'a>> {
+    serde_json::from_slice(v).ok()
+}
+
+/// What a content array holds: whether some block / every block is a tool result.
+fn tool_results(v: &[u8]) -> Option<(bool, bool)> {
+    if v.first() != Some(&b'[') {
+        return Some((false, false));
+    }
+    let (mut some, mut all) = (false, true);
+    let mut i = skip_ws(v, 1);
+    if v.get(i) == Some(&b']') {
+        return Some((false, false));
+    }
+    loop {
+        let mut ty_result = false;
+        let end = members(v, i, |k, val| {
+            if k == b"type" {
+                ty_result = val == b"\"tool_result\"";
+            }
+            Some(())
+        })?;
+        some |= ty_result;
+        all &= ty_result;
+        i = skip_ws(v, end);
+        match *v.get(i)? {
+            b',' => i = skip_ws(v, i + 1),
+            b']' => break,
+            _ => return None,
+        }
+    }
+    Some((some, all))
+}
+
+/// The fields of a line, and for a message whether its content has tool results (some,
+/// all). `None`: not the shape the walker knows; parse the line whole.
+pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
+    let mut h = Head::default();
+    let (mut some, mut all) = (false, false);
+    members(line, 0, |k, v| {
+        match k {
+            b"type" => h.ty = string(v)?,
+            b"uuid" => h.uuid = string(v)?,
+            b"parentUuid" => h.parent_uuid = string(v)?,
+            b"logicalParentUuid" => h.logical_parent_uuid = string(v)?,
+            b"sessionId" => h.session_id = string(v)?,
+            b"cwd" => h.cwd = string(v)?,
+            b"version" => h.version = string(v)?,
+            b"subtype" => h.subtype = string(v)?,
+            b"leafUuid" => h.leaf_uuid = string(v)?,
+            b"summary" => h.summary = string(v)?,
+            b"customTitle" => h.custom_title = string(v)?,
+            b"isSidechain" => h.is_sidechain = serde_json::from_slice(v).ok(),
+            b"message" if v.first() == Some(&b'{') => {
+                let mut m = MessageHead::default();
+                members(v, 0, |mk, mv| {
+                    match mk {
+                        b"id" => m.id = string(mv)?,
+                        b"role" => m.role = string(mv)?,
+                        b"content" => (some, all) = tool_results(mv)?,
+                        _ => {}
+                    }
+                    Some(())
+                })?;
+                h.message_id = m.id;
+            }
+            _ => {}
+        }
+        Some(())
+    })?;
+    Some((h, some, all))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk reads what serde reads, on every line of the corpus and on lines made to
+    /// trip it (escapes, a `uuid` key inside a tool's input, odd spacing).
+    #[test]
+    fn the_walk_reads_what_serde_reads() {
+        let corpus = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/claude-code-2.1.332/01-tool-calls.jsonl"),
+        )
+        .unwrap();
+        let tricky = [
+            r#"{"message":{"content":[{"type":"tool_use","input":{"uuid":"inner","x":"a\"b\\"}}],"id":"m1"},"uuid":"outer","type":"assistant"}"#,
+            r#"{ "type" : "user" , "uuid":"u\u0031", "parentUuid" : null, "message": {"content": "text with \"uuid\":\"no\""} }"#,
+            r#"{"type":"user","uuid":"u2","message":{"content":[{"type":"tool_result","content":[{"type":"text","text":"]}"}]}]}}"#,
+        ];
+        for line in corpus.lines().chain(tricky) {
+            let (fast, _, _) = head(line.as_bytes()).unwrap_or_else(|| panic!("not walked: {line}"));
+            let slow: Head = serde_json::from_str(line).unwrap();
+            let msg: MessageHead = slow.message.and_then(|m| serde_json::from_str(m.get()).ok()).unwrap_or_default();
+            assert_eq!(fast.uuid.as_deref(), slow.uuid.as_deref(), "{line}");
+            assert_eq!(fast.parent_uuid.as_deref(), slow.parent_uuid.as_deref());
+            assert_eq!(fast.ty.as_deref(), slow.ty.as_deref());
+            assert_eq!(fast.session_id.as_deref(), slow.session_id.as_deref());
+            assert_eq!(fast.message_id.as_deref(), msg.id.as_deref());
+        }
+        let (_, some, all) = head(tricky[2].as_bytes()).unwrap();
+        assert!(some && all);
+        assert_eq!(head(tricky[0].as_bytes()).unwrap().0.uuid.as_deref(), Some("outer"));
+    }
+}
