@@ -60,8 +60,14 @@ def main():
     since_branch = since_compact = 0
     compactions = branches = 0
 
+    depth = {}
+    entries = 0
+
     def emit(d):
-        nonlocal size, n
+        nonlocal size, n, entries
+        if "uuid" in d:
+            entries += 1
+            depth[d["uuid"]] = depth.get(d.get("parentUuid"), 0) + 1
         s = json.dumps(d, ensure_ascii=False, separators=(",", ":"))
         out.write(s + "\n")
         size += len(s) + 1
@@ -134,7 +140,10 @@ def main():
         since_compact += n - start
     emit({"type": "last-prompt", "lastPrompt": f"Turn {turn}: run the tests and fix what fails", "leafUuid": leaf, "sessionId": sid})
     out.close()
-    print(json.dumps({"bytes": size, "lines": n, "turns": turn, "branches": branches, "compactions": compactions}), file=sys.stderr)
+    # path_len: the leaf's chain up the parentUuids (to the last compaction), as the client
+    # builds its context.
+    print(json.dumps({"bytes": size, "lines": n, "entries": entries, "turns": turn, "forks": branches,
+                      "compactions": compactions, "path_len": depth[leaf]}), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 REPO = Path(__file__).resolve().parent.parent
+CLAUDE_GEN = REPO / "bench" / "gen-claude-session.py"
 DEFAULT_SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 ALLOC_LINE = re.compile(r"^pisces-alloc: peak=(\d+) total=(\d+)\s*$", re.M)
 
@@ -60,6 +61,7 @@ class Dataset:
     seed: int
     path: Path = Path()
     meta: dict = dataclasses.field(default_factory=dict)  # gen-session's summary + bytes
+    agent: str = "pi"  # whose format: "claude" files come from bench/gen-claude-session.py
 
     @property
     def bytes(self) -> int:
@@ -74,12 +76,18 @@ class Dataset:
         return self.branch_every == 0
 
     def gen_args(self) -> list[str]:
+        if self.agent == "claude":
+            return ["--mb", "100", "--branch-every", str(self.branch_every), "--seed", str(self.seed)]
         return ["--entries", str(self.entries), "--branch-every", str(self.branch_every), "--seed", str(self.seed)]
 
 
 def parse_size(spec: str, seed: int) -> Dataset:
     """`100m` = 55,000 entries (~100 MB), `1g` = 550,000 (~1 GB), forking every 200 entries
     (the final leaf's path is about half the file); `-linear` = one chain (path = every entry)."""
+    if spec.strip().lower() == "claude":
+        # A ~100 MB Claude Code session made from the real client's lines: a branch every
+        # ~200 lines, a compaction every ~3,000.
+        return Dataset(spec="claude", entries=0, branch_every=200, seed=seed, agent="claude")
     if spec.strip().lower() == "diff":
         # Two long branches (paths of ~52,000 entries, ~12,000 of them divergent on each
         # side) for `pisces diff`.
@@ -99,7 +107,11 @@ def sha256(path: Path) -> str:
 def ensure_dataset(ds: Dataset, out: Path, gen: Path) -> None:
     """Generates ds into out (or reuses the cached file if it was made with the same
     arguments by the same generator and has the recorded size)."""
-    ds.path = out / f"session-{ds.entries}e-b{ds.branch_every}-s{ds.seed}.jsonl"
+    if ds.agent == "claude":
+        gen = CLAUDE_GEN
+        ds.path = out / f"claude-100m-b{ds.branch_every}-s{ds.seed}.jsonl"
+    else:
+        ds.path = out / f"session-{ds.entries}e-b{ds.branch_every}-s{ds.seed}.jsonl"
     meta_path = ds.path.with_suffix(".meta.json")
     gen_sha = sha256(gen)
     if ds.path.exists() and meta_path.exists():
@@ -112,7 +124,7 @@ def ensure_dataset(ds: Dataset, out: Path, gen: Path) -> None:
         except (OSError, ValueError, KeyError):
             pass
     # ~1.84 KB per entry; keep 10% slack.
-    need = int(ds.entries * 1840 * 1.1)
+    need = int(ds.entries * 1840 * 1.1) if ds.agent == "pi" else 110_000_000
     free = shutil.disk_usage(out).free
     if free < need:
         raise SystemExit(f"bench: {ds.spec} needs about {need / 1e9:.1f} GB in {out}, only {free / 1e9:.1f} GB free (use --out)")
@@ -221,7 +233,13 @@ def not_diff(env: Env, ds: Dataset) -> Optional[str]:
     return "not on the diff file" if ds.spec == "diff" else None
 
 
+def only_claude(env: Env, ds: Dataset) -> Optional[str]:
+    return None if ds.agent == "claude" else "the Claude Code file only"
+
+
 def no_pi(env: Env, ds: Dataset) -> Optional[str]:
+    if ds.agent == "claude":
+        return "pi does not read Claude Code files"
     if ds.spec == "diff":
         return "not on the diff file"
     if not env.pi:
@@ -258,6 +276,8 @@ COMMANDS: list[Command] = [
     Command("pisces tree", lambda env, ds: [env.pisces, "tree", rel(ds.path)], heap=True, skip=not_diff, output=True),
     # ...and through a pipe, as a user runs `pisces tree FILE | less` (the target: ≤ 1.0 s at 1 GB).
     Command("pisces tree | cat", lambda env, ds: ["sh", "-c", '"$0" tree "$1" | cat >/dev/null', env.pisces, rel(ds.path)], skip=not_diff),
+    # Every branch tip of the Claude Code file, with its tokens and cost (the target: ≤ 4× wc -l).
+    Command("pisces leaves", lambda env, ds: [env.pisces, "leaves", rel(ds.path)], heap=True, skip=only_claude),
     # Two ~52,000-entry paths: the file's first leaf against pi's current leaf.
     Command("pisces diff --stat", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@", "--stat"], skip=only_diff, ok_codes=(0, 1)),
     Command("pisces diff (text)", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@"], skip=only_diff, ok_codes=(0, 1)),
@@ -328,6 +348,10 @@ def ratio_checks(results: dict, datasets: list[Dataset]) -> list[Check]:
             else:
                 pct = 100 * peak / ds.bytes
                 checks.append(Check("pisces heap ≤ 10% of file", ds.spec, f"{fmt_mb(peak)} = {pct:.1f} %", "≤ 10 %", ok(pct <= 10)))
+        lv = r.get("pisces leaves")
+        if lv and w:
+            q = lv.median / w.median
+            checks.append(Check("pisces leaves within 4× of wc -l", ds.spec, f"{q:.2f}× ({fmt_s(lv.median)} / {fmt_s(w.median)})", "≤ 4×", ok(q <= 4)))
         t, tc = r.get("pisces tree"), r.get("pisces tree | cat")
         if t and t.out_lines:
             per = t.out_bytes / t.out_lines
@@ -348,7 +372,7 @@ GROWTH_TOLERANCE = 1.15  # n log n from 100 MB to 1 GB would already be ~1.2
 def growth_pairs(datasets: list[Dataset]) -> list[tuple[Dataset, Dataset]]:
     """Same shape, growing size (file-size growth); same size, branching vs linear (path-length growth)."""
     pairs = []
-    datasets = [d for d in datasets if d.spec != "diff"]  # a different shape, for `diff` only
+    datasets = [d for d in datasets if d.spec != "diff" and d.agent == "pi"]  # other shapes
     for linear in (False, True):
         same_shape = sorted((d for d in datasets if d.linear == linear), key=lambda d: d.bytes)
         pairs += list(zip(same_shape, same_shape[1:]))
@@ -598,7 +622,7 @@ def report(env: Env, datasets: list[Dataset], results: dict, info: dict) -> str:
         s = ds.meta["summary"]
         rows.append([ds.spec, f"{ds.bytes:,}", f"{s['entries']:,}", f"{s.get('forks', 0):,}", f"{s.get('compactions', 0):,}",
                      f"{s['path_len']:,}", str(s.get('context_messages', '?')),
-                     f"`python3 {rel(env.shared / 'bench' / 'gen-session.py')} {' '.join(ds.gen_args())} --out {rel(ds.path)}`"])
+                     f"`python3 {rel(CLAUDE_GEN if ds.agent == 'claude' else env.shared / 'bench' / 'gen-session.py')} {' '.join(ds.gen_args())} --out {rel(ds.path)}`"])
     out.append(table(["file", "bytes", "entries", "forks", "compactions", "path length", "context messages", "generated by"], rows))
     out.append("")
     out.append("`path length` = entries from the root to the last entry (pi's default leaf, `@`); context messages = what "
@@ -819,7 +843,7 @@ def machine_info(env: Env, argv: list[str], build: str) -> dict:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="See bench/README.md.")
-    ap.add_argument("--sizes", default="100m,100m-linear,1g,diff", help="files to measure: <N>m (N*550 entries, ~N MB), <N>g, with -linear for a single chain, diff (two ~52,000-entry branches) (default: %(default)s)")
+    ap.add_argument("--sizes", default="100m,100m-linear,1g,diff,claude", help="files to measure: <N>m (N*550 entries, ~N MB), <N>g, with -linear for a single chain, diff (two ~52,000-entry branches), claude (a ~100 MB Claude Code session) (default: %(default)s)")
     ap.add_argument("--runs", type=int, default=7, help="timed runs per command (default: %(default)s)")
     ap.add_argument("--pi-runs", type=int, default=3, help="timed runs of the pi commands, which take seconds (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="gen-session.py seed (default: %(default)s)")

@@ -8,21 +8,24 @@
 //! The line was validated first, so anything unexpected means "not the shape we know" and
 //! the caller parses the line whole instead.
 
-use memchr::memchr2;
+use memchr::memchr;
 
 use super::load::{Head, MessageHead, Str};
 
 /// The end of the string whose opening quote is at `i` (the index after its closing quote).
+/// Jumps from quote to quote: a quote ends the string unless an odd number of backslashes
+/// comes right before it (text with many escapes, `\\n` in every line of a tool's output,
+/// would stop a search for backslashes at each one).
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        let k = memchr2(b'"', b'\\', &b[i..])?;
+        let k = memchr(b'"', &b[i..])?;
         i += k;
-        if b[i] == b'\\' {
-            i += 2;
-        } else {
+        let backslashes = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+        if backslashes % 2 == 0 {
             return Some(i + 1);
         }
+        i += 1;
     }
 }
 
@@ -71,6 +74,17 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 
 /// Calls `f(key, value bytes)` for each member of the object at `i`; the end of the object.
 fn members<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], &'a [u8]) -> Option<()>) -> Option<usize> {
+    members_at(b, i, |k, at| {
+        let end = skip_value(b, at)?;
+        f(k, &b[at..end])?;
+        Some(end)
+    })
+}
+
+/// Calls `f(key, where its value starts)` for each member of the object at `i`; `f` returns
+/// where the value ends (so a value it reads into is not scanned twice); the end of the
+/// object.
+fn members_at<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], usize) -> Option<usize>) -> Option<usize> {
     let mut i = skip_ws(b, i);
     if *b.get(i)? != b'{' {
         return None;
@@ -90,8 +104,7 @@ fn members<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], &'a [u8]) -> O
             return None;
         }
         i = skip_ws(b, i + 1);
-        let end = skip_value(b, i)?;
-        f(key, &b[i..end])?;
+        let end = f(key, i)?;
         i = skip_ws(b, end);
         match *b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
@@ -105,15 +118,16 @@ fn string<'a>(v: &'a [u8]) -> Option<Str<'a>> {
     serde_json::from_slice(v).ok()
 }
 
-/// What a content array holds: whether some block / every block is a tool result.
-fn tool_results(v: &[u8]) -> Option<(bool, bool)> {
-    if v.first() != Some(&b'[') {
-        return Some((false, false));
+/// Reads the content value at `i`: where it ends, and whether some block / every block is
+/// a tool result (a string content: neither).
+fn tool_results(v: &[u8], i: usize) -> Option<(usize, bool, bool)> {
+    if v.get(i) != Some(&b'[') {
+        return Some((skip_value(v, i)?, false, false));
     }
     let (mut some, mut all) = (false, true);
-    let mut i = skip_ws(v, 1);
+    let mut i = skip_ws(v, i + 1);
     if v.get(i) == Some(&b']') {
-        return Some((false, false));
+        return Some((i + 1, false, false));
     }
     loop {
         let mut ty_result = false;
@@ -128,11 +142,10 @@ fn tool_results(v: &[u8]) -> Option<(bool, bool)> {
         i = skip_ws(v, end);
         match *v.get(i)? {
             b',' => i = skip_ws(v, i + 1),
-            b']' => break,
+            b']' => return Some((i + 1, some, all)),
             _ => return None,
         }
     }
-    Some((some, all))
 }
 
 /// The fields of a line, and for a message whether its content has tool results (some,
@@ -140,7 +153,30 @@ fn tool_results(v: &[u8]) -> Option<(bool, bool)> {
 pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
     let mut h = Head::default();
     let (mut some, mut all) = (false, false);
-    members(line, 0, |k, v| {
+    members_at(line, 0, |k, at| {
+        if k == b"message" && line.get(at) == Some(&b'{') {
+            let mut m = MessageHead::default();
+            let end = members_at(line, at, |mk, mat| match mk {
+                b"content" => {
+                    let end;
+                    (end, some, all) = tool_results(line, mat)?;
+                    Some(end)
+                }
+                _ => {
+                    let end = skip_value(line, mat)?;
+                    match mk {
+                        b"id" => m.id = string(&line[mat..end])?,
+                        b"role" => m.role = string(&line[mat..end])?,
+                        _ => {}
+                    }
+                    Some(end)
+                }
+            })?;
+            h.message_id = m.id;
+            return Some(end);
+        }
+        let end = skip_value(line, at)?;
+        let v = &line[at..end];
         match k {
             b"type" => h.ty = string(v)?,
             b"uuid" => h.uuid = string(v)?,
@@ -154,22 +190,9 @@ pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
             b"summary" => h.summary = string(v)?,
             b"customTitle" => h.custom_title = string(v)?,
             b"isSidechain" => h.is_sidechain = serde_json::from_slice(v).ok(),
-            b"message" if v.first() == Some(&b'{') => {
-                let mut m = MessageHead::default();
-                members(v, 0, |mk, mv| {
-                    match mk {
-                        b"id" => m.id = string(mv)?,
-                        b"role" => m.role = string(mv)?,
-                        b"content" => (some, all) = tool_results(mv)?,
-                        _ => {}
-                    }
-                    Some(())
-                })?;
-                h.message_id = m.id;
-            }
             _ => {}
         }
-        Some(())
+        Some(end)
     })?;
     Some((h, some, all))
 }

@@ -76,8 +76,29 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
     if s.entries[i].role != Role::Assistant || !c.first_of_reply(i) {
         return Ok(None);
     }
-    let v = line(s, i)?;
-    Ok(v.get("message").filter(|m| m.get("usage").is_some()).map(totals_of))
+    // Only the model and the usage are read (serde skips the content unbuilt).
+    #[derive(serde::Deserialize)]
+    struct Reply {
+        message: Option<Message>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Message {
+        model: Option<Value>,
+        usage: Option<Value>,
+    }
+    let r: Reply = match serde_json::from_slice(s.raw_line(i)) {
+        Ok(r) => r,
+        Err(_) => {
+            line(s, i)?;
+            return Ok(None);
+        }
+    };
+    Ok(r.message.filter(|m| m.usage.is_some()).map(|m| {
+        let mut o = serde_json::Map::new();
+        o.insert("model".into(), m.model.unwrap_or_default());
+        o.insert("usage".into(), m.usage.unwrap_or_default());
+        totals_of(&Value::Object(o))
+    }))
 }
 
 #[cfg(test)]
