@@ -45,11 +45,15 @@ pub(super) fn outcome(c: &CallFact, r: Option<&ResultFact>) -> (Outcome, Option<
     }
 }
 
-/// pi's bash error notice: `…\n\nCommand exited with code N` (the last one in the text).
+/// A bash error's exit code: pi's notice `…\n\nCommand exited with code N` (the last one in
+/// the text), or Claude Code's first line `Exit code N`.
 fn exit_code(text: &str) -> Option<i64> {
     const NOTICE: &str = "Command exited with code ";
-    let at = text.rfind(NOTICE)? + NOTICE.len();
-    let rest = &text[at..];
+    const CLAUDE: &str = "Exit code ";
+    let rest = match text.rfind(NOTICE) {
+        Some(at) => &text[at + NOTICE.len()..],
+        None => text.strip_prefix(CLAUDE)?,
+    };
     let end = rest
         .char_indices()
         .find(|&(k, c)| !(c.is_ascii_digit() || (k == 0 && c == '-')))
@@ -88,5 +92,6 @@ mod tests {
     fn exit_codes_from_pi_notices() {
         assert_eq!(exit_code("out\nerr\n\n\nCommand exited with code 3"), Some(3));
         assert_eq!(exit_code("ok"), None);
+        assert_eq!(exit_code("Exit code 1\n\n> todo-cli@0.3.0 test\n"), Some(1));
     }
 }
