@@ -599,6 +599,9 @@ pub(super) fn call_arguments(s: &Session, i: EntryIdx, call_id: &str) -> Result<
 /// The text of a tool result entry (for reads that rebuild a file), and whether it holds
 /// an image.
 pub(super) fn result_text(s: &Session, i: EntryIdx) -> Result<(String, bool), Unreadable> {
+    if let Some(text) = s.dialect().read_text(s, i) {
+        return Ok((text, false));
+    }
     let v = s.parse(i)?;
     let content = v.get("message").and_then(|m| m.get("content"));
     let image = content

@@ -131,6 +131,13 @@ pub trait Dialect: Send + Sync {
         None
     }
 
+    /// The text a read's result entry `i` shows of the file, as pi's `read` would show it
+    /// (diff rebuilds files from reads). `None`: the result's text is that (pi). Claude
+    /// Code numbers the lines it sends; its line keeps the file's text beside them.
+    fn read_text(&self, _s: &Session, _i: EntryIdx) -> Option<String> {
+        None
+    }
+
     /// The fix hint `check` gives for a problem loading found, when this format's agent
     /// treats it otherwise than pi does (`None`: pi's hint holds).
     fn hint(&self, _problem: super::Problem) -> Option<&'static str> {

@@ -204,6 +204,12 @@ impl Dialect for Claude {
         entries::pi_tool(name, arguments)
     }
 
+    fn read_text(&self, s: &Session, i: EntryIdx) -> Option<String> {
+        // `toolUseResult.file.content`: the file's text the numbered lines were made from.
+        let v = context::line(s, i).ok()?;
+        v.pointer("/toolUseResult/file/content").and_then(Value::as_str).map(str::to_string)
+    }
+
     fn hint(&self, problem: crate::session::Problem) -> Option<&'static str> {
         use crate::session::Problem::*;
         Some(match problem {
