@@ -161,27 +161,117 @@ def golden(body, new_lines):
     return {"messages": msgs, "added": len(added), "merged": merged, **({"unmatched": missing} if missing else {})}
 
 
-def entries(path):
+def load(path):
     out = []
     for l in open(path, encoding="utf-8"):
         try:
             d = json.loads(l)
         except ValueError:
-            continue
-        if isinstance(d, dict) and d.get("uuid") and d.get("type") in ("user", "assistant", "attachment", "system"):
-            out.append(d["uuid"])
+            d = None
+        out.append(d if isinstance(d, dict) else {})
     return out
 
 
-def one(ns, path, uuid):
+def is_entry(d):
+    return bool(d.get("uuid")) and d.get("type") in ("user", "assistant", "attachment", "system")
+
+
+def is_boundary(d):
+    return d.get("type") == "system" and d.get("subtype") == "compact_boundary"
+
+
+def entries(path):
+    return [d["uuid"] for d in load(path) if is_entry(d)]
+
+
+def default_leaf(docs):
+    """The leaf the client loads: the last `last-prompt` line's, else the last entry."""
+    ids = {d["uuid"] for d in docs if is_entry(d)}
+    for d in reversed(docs):
+        if d.get("type") == "last-prompt" and d.get("leafUuid") in ids:
+            return d["leafUuid"]
+    return next((d["uuid"] for d in reversed(docs) if is_entry(d)), None)
+
+
+def chain(docs, leaf):
+    """The entries the client loads from `leaf`: its parentUuid chain, and the lines of the
+    chain's replies written off it (a reply's parallel tool calls are lines of one message.id,
+    each result the child of its call)."""
+    by = {d["uuid"]: d for d in docs if is_entry(d)}
+    out, u = set(), leaf
+    while u in by and u not in out:
+        out.add(u)
+        u = by[u].get("parentUuid")
+    mids = {by[u]["message"].get("id") for u in out if by[u].get("type") == "assistant"}
+    calls = {d["uuid"] for d in docs if is_entry(d) and d.get("type") == "assistant" and d["message"].get("id") in mids}
+    out |= calls
+    out |= {d["uuid"] for d in docs if is_entry(d) and d.get("type") == "user" and d.get("parentUuid") in calls
+            and "tool_result" in json.dumps(d["message"].get("content"))}
+    return out
+
+
+def plan(docs, uuid, force=False):
+    """How to resume at `uuid`: (lines to keep or None, leaf to name or None, the leaf, cut).
+    On the default chain: as the file is. Off it: a `last-prompt` naming the newest tip below the
+    entry (children by parentUuid, a compact boundary a child of its logicalParentUuid, but never
+    walked past). When every tip is past a compaction: the file cut before the first boundary
+    reached, planned again."""
+    leaf = default_leaf(docs)
+    if uuid in chain(docs, leaf) and not force:
+        return None, None, leaf, False
+    order = {d["uuid"]: i for i, d in enumerate(docs) if is_entry(d)}
+    kids = {}
+    for d in docs:
+        if not is_entry(d):
+            continue
+        p = d.get("logicalParentUuid") if is_boundary(d) and not d.get("parentUuid") else d.get("parentUuid")
+        kids.setdefault(p, []).append(d["uuid"])
+    by = {d["uuid"]: d for d in docs if is_entry(d)}
+    tips, bounds, todo, seen = [], [], [uuid], set()
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u != uuid and is_boundary(by[u]):
+            bounds.append(u)
+            continue
+        if kids.get(u):
+            todo.extend(kids[u])
+        else:
+            tips.append(u)
+    if tips:
+        tip = max(tips, key=order.get)
+        return None, tip, tip, False
+    if not bounds:
+        return None, None, leaf, False
+    k = min(order[b] for b in bounds)
+    keep, tip, leaf, _ = plan(docs[:k], uuid)
+    return (k if keep is None else keep), tip, leaf, True
+
+
+def one(ns, path, uuid, docs=None):
     sid = probe.session_id(path)
     copy_path = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli" / f"{sid}.jsonl"
-    before = path.read_bytes().count(b"\n")
-    body, err = probe.resume(ns, path, uuid)
+    docs = docs if docs is not None else load(path)
+    if uuid is None:
+        keep, tip, leaf, cut = None, None, default_leaf(docs), False
+    else:
+        keep, tip, leaf, cut = plan(docs, uuid)
+    extra = [{"type": "last-prompt", "lastPrompt": "(the goldens name this leaf)", "leafUuid": tip, "sessionId": sid}] if tip else []
+    before = (len(docs) if keep is None else keep) + len(extra)
+    body, err = probe.resume(ns, path, uuid, extra_lines=extra, keep_lines=keep)
+    if err and uuid and not tip and keep is None:
+        # refused although it seemed on the loaded chain: as an entry off it
+        keep, tip, leaf, cut = plan(docs, uuid, force=True)
+        extra = [{"type": "last-prompt", "lastPrompt": "(the goldens name this leaf)", "leafUuid": tip, "sessionId": sid}] if tip else []
+        before = (len(docs) if keep is None else keep) + len(extra)
+        body, err = probe.resume(ns, path, uuid, extra_lines=extra, keep_lines=keep)
+    info = {"leaf": leaf, **({"cut": True} if cut else {}), **({"named": True} if tip else {})}
     if err:
-        return {"refused": err.splitlines()[-1][:300] if err.strip() else err}
+        return {"refused": err.splitlines()[-1][:300] if err.strip() else err, **info}
     new_lines = copy_path.read_text().splitlines()[before:]
-    return golden(body, new_lines)
+    return {**golden(body, new_lines), **info}
 
 
 def run(names):
@@ -195,12 +285,14 @@ def run(names):
         scenarios.write_project()
         ns = oracle.Namespace(script)
         doc = {"client": f"claude-code {oracle.VERSION}", "probe": probe.PROBE, "leaf": None, "at": {}}
+        docs = load(f)
         try:
-            doc["leaf"] = one(ns, f, None)
-            ids = entries(f)
+            doc["leaf"] = one(ns, f, None, docs)
+            ids = [d["uuid"] for d in docs if is_entry(d)]
             for k, u in enumerate(ids):
-                doc["at"][u] = one(ns, f, u)
-                log(f"{f.name}: {k + 1}/{len(ids)} {u[:8]}: " + ("refused" if "refused" in doc["at"][u] else f"{len(doc['at'][u]['messages'])} messages"))
+                g = doc["at"][u] = one(ns, f, u, docs)
+                how = " (cut)" if g.get("cut") else " (leaf named)" if g.get("named") else ""
+                log(f"{f.name}: {k + 1}/{len(ids)} {u[:8]}: " + ("refused" if "refused" in g else f"{len(g['messages'])} messages") + how)
         finally:
             ns.close()
         out = oracle.OUT / "requests" / f"{f.stem}.json"

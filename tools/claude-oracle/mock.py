@@ -19,8 +19,9 @@ entry replays the same reply). A block is Anthropic's content block: `text`, `th
 `"error": [status, type]` with `"times": N`: its first N requests fail with that error (Claude
 Code retries them), and `"usage": {...}` (merged into the reported usage).
 
-Requests without a marker: a compaction request (the summary prompt) gets a scripted summary, a
-request without tools (titles, topic checks) a short JSON reply, anything else "Scripted reply".
+A compaction request (its last user message is the summary prompt) gets a scripted summary.
+Requests without a marker: after a compaction (the summary message has no marker) "Going on
+after the compaction.", a request without tools (titles, topic checks) a short JSON reply, anything else "Scripted reply".
 POST /v1/messages/count_tokens answers a rough count.
 """
 import hashlib
@@ -69,6 +70,13 @@ def stable_id(prefix, *parts):
 def reply_for(req):
     """(blocks, stop, extra usage, error or None)."""
     msgs = req.get("messages") or []
+    lastu = next((m for m in reversed(msgs) if m.get("role") == "user"), {})
+    lt = " ".join(texts(lastu.get("content")))
+    if re.search(r"Respond with TEXT ONLY", lt) and re.search(r"summary", lt, re.I):
+        summary = ("<analysis>Scripted analysis of the conversation.</analysis>\n<summary>1. Primary Request and Intent: "
+                   "the user asked for the scripted tasks.\n2. Pending Tasks: none.\n3. Current Work: a scripted "
+                   "compaction summary.</summary>")
+        return [{"type": "text", "text": summary}], "end_turn", {}, None
     step, k = step_of(msgs)
     if step is not None and step in SCRIPT:
         replies = SCRIPT[step]
@@ -89,14 +97,9 @@ def reply_for(req):
                 b["signature"] = stable_id("sig", step, k, j)
             blocks.append(b)
         return blocks, r.get("stop", "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"), r.get("usage", {}), None
-    last = " ".join(t for m in msgs if m.get("role") == "user" for t in texts(m.get("content")))
-    system = req.get("system")
-    system = system if isinstance(system, str) else " ".join(texts(system))
-    if re.search(r"summar", last[-4000:], re.I) and re.search(r"conversation", last[-4000:], re.I):
-        summary = ("<analysis>Scripted analysis of the conversation.</analysis>\n<summary>1. Primary Request and Intent: "
-                   "the user asked for the scripted tasks.\n2. Pending Tasks: none.\n3. Current Work: a scripted "
-                   "compaction summary.</summary>")
-        return [{"type": "text", "text": summary}], "end_turn", {}, None
+    if any("This session is being continued from a previous conversation" in t for m in msgs if m.get("role") == "user"
+           for t in texts(m.get("content"))):
+        return [{"type": "text", "text": "Going on after the compaction."}], "end_turn", {}, None
     if not req.get("tools"):
         return [{"type": "text", "text": '{"title": "Scripted session", "isNewTopic": false}'}], "end_turn", {}, None
     return [{"type": "text", "text": "Scripted reply."}], "end_turn", {}, None

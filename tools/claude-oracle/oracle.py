@@ -88,7 +88,7 @@ class Namespace:
     def request_count(self):
         return len(self.requests.read_text().splitlines()) if self.requests.exists() else 0
 
-    def claude(self, args, timeout=180, input=None):
+    def env(self, extra=None):
         env = {
             "HOME": HOME, "PATH": f"{CLAUDE.parent}:/usr/local/bin:/usr/bin:/bin", "TERM": "dumb",
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{PORT}", "ANTHROPIC_API_KEY": "sk-test",
@@ -97,9 +97,13 @@ class Namespace:
             "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1", "CLAUDE_CODE_MODEL_CATALOG": "off",
             "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
         }
-        r = subprocess.run(self.enter(["env", "-i", *[f"{k}={v}" for k, v in env.items()], str(CLAUDE), *args]),
+        env.update(extra or {})
+        return ["env", "-i", *[f"{k}={v}" for k, v in env.items()]]
+
+    def claude(self, args, timeout=180, input=None, env=None, check=True):
+        r = subprocess.run(self.enter([*self.env(env), str(CLAUDE), *args]),
                            capture_output=True, text=True, timeout=timeout, input=input)
-        if r.returncode != 0:
+        if r.returncode != 0 and check:
             raise SystemExit(f"claude-oracle: claude {' '.join(args)} exited {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
         return r.stdout
 

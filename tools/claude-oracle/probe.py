@@ -26,16 +26,21 @@ def session_id(path):
     raise SystemExit(f"{path}: no sessionId")
 
 
-def resume(ns, path, uuid=None, extra_lines=()):
+def resume(ns, path, uuid=None, extra_lines=(), keep_lines=None):
     """The main request Claude Code sends resuming `path` at `uuid` (None: at its leaf), or
-    (None, error text) when it refuses."""
+    (None, error text) when it refuses. The copy it resumes is `path`'s first `keep_lines`
+    lines (None: all) and then `extra_lines` (dicts, e.g. a `last-prompt` naming a leaf)."""
     sid = session_id(path)
     d = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
     if d.exists():
         shutil.rmtree(d)
     d.mkdir(parents=True)
     dst = d / f"{sid}.jsonl"
-    shutil.copyfile(path, dst)
+    if keep_lines is None:
+        shutil.copyfile(path, dst)
+    else:
+        with open(path, "rb") as f:
+            dst.write_bytes(b"".join(f.readlines()[:keep_lines]))
     sub = path.parent / path.stem / "subagents"
     if sub.is_dir():
         shutil.copytree(sub, d / sid / "subagents")

@@ -5,7 +5,11 @@ runs the real client one or more times, and keeps the session files it wrote. Re
 SCRIPT, chosen by the `[[step]]` marker in each prompt (see mock.py).
 """
 import json
+import os
+import shlex
 import shutil
+import subprocess
+import time
 
 import oracle
 from oracle import PROJECT, log
@@ -64,6 +68,90 @@ SCRIPT = {
         {"blocks": [text("`npm test` fails: `parseDue` ignores the day. I wrote NOTES.md with the cause.")]},
     ],
     "thanks": [{"blocks": [text("You're welcome.")]}],
+    # 02-thinking
+    "think": [
+        {"blocks": [{"type": "thinking", "thinking": "The user wants the test status. I should run npm test first."},
+                    text("I'll run the tests."),
+                    tool("Bash", command="npm test", description="Run the tests")]},
+        {"blocks": [{"type": "thinking", "thinking": "The assertion on getUTCDate fails: parseDue ignores the day."},
+                    text("The test fails because `parseDue` drops the day of the month.")]},
+    ],
+    "think-more": [
+        {"blocks": [{"type": "thinking", "thinking": "A short answer is enough here."},
+                    text("Yes: use the third part of the date as the day.")]},
+    ],
+    # 03-api-error-retry
+    "overloaded": [
+        {"error": [529, "overloaded_error"], "times": 1, "blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+        {"error": [500, "api_error"], "times": 1, "blocks": [text("The tests fail on the day of the month.")]},
+    ],
+    "bad-request": [
+        {"error": [400, "invalid_request_error"], "times": 99, "blocks": [text("unused")]},
+    ],
+    "again": [{"blocks": [text("This time it worked: the tests fail on parseDue.")]}],
+    # 04-branches
+    "b-start": [
+        {"blocks": [tool("Bash", command="ls", description="List the project")]},
+        {"blocks": [text("The project has package.json, src, test and README.md.")]},
+    ],
+    "b-first": [{"blocks": [text("First branch: I would start with src/todo.js.")]}],
+    "b-second": [{"blocks": [text("Second branch: I would start with the tests.")]}],
+    "b-more": [{"blocks": [text("More on the second branch: test/todo.test.js has two asserts.")]}],
+    "b-rewind": [{"blocks": [text("Rewound branch: I would read the README first.")]}],
+    # 05-compact, 06-autocompact
+    "c-start": [
+        {"blocks": [tool("Read", file_path=f"{P}/src/todo.js")]},
+        {"blocks": [text("src/todo.js has parseDue and dedupe.")]},
+    ],
+    "c-after": [{"blocks": [text("After the compaction: parseDue still needs the day.")]}],
+    "big1": [{"blocks": [text("First turn of a big context.")], "usage": {"input_tokens": 180000}}],
+    "big2": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")], "usage": {"input_tokens": 180000}},
+             {"blocks": [text("Second turn of a big context: the tests fail.")], "usage": {"input_tokens": 185000}}],
+    "big3": [{"blocks": [text("Third turn, after the automatic compaction.")]}],
+    # 07-fork-session
+    "f-start": [
+        {"blocks": [tool("Read", file_path=f"{P}/README.md")]},
+        {"blocks": [text("README.md says it is a todo list for the shell.")]},
+    ],
+    "f-fork": [{"blocks": [text("In the fork: I'll try another approach.")]}],
+    "f-fork-more": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+                    {"blocks": [text("In the fork, the tests still fail.")]}],
+    "f-source-more": [{"blocks": [text("Back in the source session.")]}],
+    # 08-subagent
+    "delegate": [
+        {"blocks": [text("I'll ask a subagent to look at the tests."),
+                    tool("Agent", description="Inspect the tests", subagent_type="general-purpose",
+                         prompt="Read test/todo.test.js and say what it checks [[sub]]", run_in_background=False)]},
+        {"blocks": [text("The subagent says the test checks parseDue's day and dedupe.")]},
+    ],
+    "sub": [
+        {"blocks": [tool("Read", file_path=f"{P}/test/todo.test.js")]},
+        {"blocks": [text("It checks that parseDue keeps the day (14) and that dedupe drops a duplicate title.")]},
+    ],
+    # 09-two-fixes
+    "look": [
+        {"blocks": [text("I'll read the code and the test."),
+                    tool("Read", file_path=f"{P}/src/todo.js"),
+                    tool("Read", file_path=f"{P}/test/todo.test.js")]},
+        {"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+        {"blocks": [text("`npm test` fails: parseDue('2026-03-14') gives day 1, not 14.")]},
+    ],
+    "fix-a": [
+        {"blocks": [tool("Read", file_path=f"{P}/src/todo.js")]},
+        {"blocks": [text("I'll shift the month."),
+                    tool("Edit", file_path=f"{P}/src/todo.js", old_string="Date.UTC(y, m - 1, 1)", new_string="Date.UTC(y, m, 1)")]},
+        {"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+        {"blocks": [text("That did not fix it: the test still fails.")]},
+    ],
+    "fix-b": [
+        {"blocks": [tool("Read", file_path=f"{P}/src/todo.js")]},
+        {"blocks": [text("I'll parse the day as well."),
+                    tool("Edit", file_path=f"{P}/src/todo.js",
+                         old_string="  const [y, m] = s.split('-').map(Number);\n  return new Date(Date.UTC(y, m - 1, 1));",
+                         new_string="  const [y, m, d] = s.split('-').map(Number);\n  return new Date(Date.UTC(y, m - 1, d));")]},
+        {"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+        {"blocks": [text("Fixed: parseDue parses the day and `npm test` passes.")]},
+    ],
 }
 
 
@@ -74,12 +162,31 @@ def write_project():
         f.write_text(body)
 
 
-ALLOWED = ["--allowedTools", "Bash", "Read", "Edit", "Write", "Grep", "Glob", "Task"]
+ALLOWED = ["--allowedTools", "Bash", "Read", "Edit", "Write", "Grep", "Glob", "Task", "Agent"]
 
 
-def prompt(ns, text_, *extra):
-    out = ns.claude(["-p", text_, "--output-format", "json", *ALLOWED, *extra])
-    return json.loads(out)
+def prompt(ns, text_, *extra, env=None, check=True):
+    out = ns.claude(["-p", text_, "--output-format", "json", *ALLOWED, *extra], env=env, check=check)
+    try:
+        return json.loads(out)
+    except ValueError:
+        return {"raw": out}
+
+
+def lines(sid):
+    f = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli" / f"{sid}.jsonl"
+    return [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
+
+
+def last_reply(sid, needle):
+    """The uuid of the last assistant line whose text contains `needle`."""
+    for d in reversed(lines(sid)):
+        if d.get("type") == "assistant" and needle in json.dumps(d["message"].get("content")):
+            return d["uuid"]
+    raise SystemExit(f"claude-oracle: no reply with {needle!r} in {sid}")
+
+
+NOTES = {}  # scenario -> notes for MANIFEST.md (leaves, commands)
 
 
 def s01_tools(ns):
@@ -89,8 +196,187 @@ def s01_tools(ns):
     return first["session_id"]
 
 
+def s02_thinking(ns):
+    """Replies with a thinking block before the text (and a tool call after thinking); a second prompt."""
+    first = prompt(ns, "Why does npm test fail? [[think]]")
+    prompt(ns, "Can it be fixed simply? [[think-more]]", "--resume", first["session_id"])
+    return first["session_id"]
+
+
+def s03_api_error(ns):
+    """A 529 overloaded error, then a 500, each once (the client retries and goes on); then a 400
+    the client does not retry (the prompt fails), and the same question again."""
+    first = prompt(ns, "Run the tests [[overloaded]]", env={"CLAUDE_CODE_MAX_RETRIES": "3"})
+    sid = first["session_id"]
+    r = prompt(ns, "And now? [[bad-request]]", "--resume", sid, check=False, env={"CLAUDE_CODE_MAX_RETRIES": "1"})
+    NOTES["03-api-error-retry"] = [f"the 400 prompt's result: is_error={r.get('is_error')}, subtype={r.get('subtype')}"]
+    prompt(ns, "Try again [[again]]", "--resume", sid)
+    return sid
+
+
+def s04_branches(ns):
+    """A run and a second prompt, then `--resume-session-at` the first run's last reply with
+    another prompt: two children of one reply in the same file. Then interactively (tmux): one
+    more prompt, `/rewind` to before it (Restore conversation), another prompt: two children of
+    the second branch's reply."""
+    first = prompt(ns, "What is in the project? [[b-start]]")
+    sid = first["session_id"]
+    prompt(ns, "Where would you start? [[b-first]]", "--resume", sid)
+    at = last_reply(sid, "The project has")
+    prompt(ns, "Where else could you start? [[b-second]]", "--resume", sid, "--resume-session-at", at)
+    second = last_reply(sid, "Second branch")
+    # Interactive: one more prompt, /rewind to before it, another prompt in its place.
+    seed_home()
+    tui = Tmux(ns, ["--resume", sid, *ALLOWED])
+    try:
+        tui.wait("Second branch")
+        tui.type("Tell me more [[b-more]]")
+        tui.wait("More on the second branch")
+        tui.type("/rewind")
+        tui.wait("Restore the code and/or conversation")
+        tui.keys("Up")  # the newest prompt, above "(current)"
+        tui.keys("Enter")
+        tui.wait("Restore conversation")
+        tui.keys("Enter")  # 1. Restore conversation
+        time.sleep(1)
+        tui.keys("C-u")  # the rewound prompt is put back in the input box
+        tui.type("Rewound: what else? [[b-rewind]]")
+        tui.wait("Rewound branch")
+        tui.type("/exit")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    NOTES["04-branches"] = [
+        f"branch point 1 (`--resume-session-at`; the reply with two user children): `{at}`",
+        f"leaf of branch 1 (`[[b-first]]`): `{last_reply(sid, 'First branch')}`",
+        f"branch point 2 (interactive `/rewind`; the reply of branch 2 with two user children): `{second}`",
+        f"leaf of the rewound-away prompt (`[[b-more]]`): `{last_reply(sid, 'More on the second branch')}`",
+        f"leaf of the prompt after /rewind (`[[b-rewind]]`; the newest): `{last_reply(sid, 'Rewound branch')}`",
+    ]
+    return sid
+
+
+def seed_home():
+    """~/.claude.json that lets the interactive client skip onboarding and the trust dialog."""
+    p = oracle.SCRATCH / ".claude.json"
+    d = json.loads(p.read_text()) if p.exists() else {}
+    d.update({"hasCompletedOnboarding": True, "lastOnboardingVersion": oracle.VERSION, "theme": "dark",
+              "customApiKeyResponses": {"approved": ["sk-test"], "rejected": []}})
+    d.setdefault("projects", {})[P] = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}
+    p.write_text(json.dumps(d, indent=2))
+
+
+class Tmux:
+    """The interactive client in a detached tmux session (inside the namespace)."""
+
+    def __init__(self, ns, args):
+        self.name = f"claude-oracle-{os.getpid()}"
+        cmd = shlex.join(ns.enter([*ns.env({"TERM": "xterm-256color"}), str(oracle.CLAUDE), *args]))
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "50", cmd], check=True)
+
+    def screen(self):
+        r = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
+        return r.stdout if r.returncode == 0 else None
+
+    def wait(self, needle, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            s = self.screen()
+            if s and needle in s:
+                return s
+            time.sleep(0.3)
+        raise SystemExit(f"claude-oracle: tmux: no {needle!r} on the screen:\n{self.screen()}")
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        time.sleep(0.3)
+
+    def type(self, text_):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text_], check=True)
+        time.sleep(0.5)
+        self.keys("Enter")
+
+    def wait_exit(self, timeout=30):
+        end = time.time() + timeout
+        while time.time() < end and self.screen() is not None:
+            time.sleep(0.3)
+
+    def close(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def s05_compact(ns):
+    """A tool call, `-p /compact` with `--resume`, one more prompt."""
+    first = prompt(ns, "Read src/todo.js [[c-start]]")
+    sid = first["session_id"]
+    ns.claude(["-p", "/compact", "--output-format", "json", "--resume", sid])
+    prompt(ns, "What now? [[c-after]]", "--resume", sid)
+    return sid
+
+
+def s06_autocompact(ns):
+    """Replies that report 180,000 input tokens with `--autocompact 100000`: the client compacts
+    on its own before the next turn."""
+    auto = ["--autocompact", "100000"]
+    first = prompt(ns, "First turn [[big1]]", *auto)
+    sid = first["session_id"]
+    prompt(ns, "Second turn [[big2]]", "--resume", sid, *auto)
+    prompt(ns, "Third turn [[big3]]", "--resume", sid, *auto)
+    return sid
+
+
+def s07_fork(ns):
+    """A run, `--resume SID --fork-session -p ...` (a new file), the fork continued, and the
+    source continued too."""
+    first = prompt(ns, "Read the README [[f-start]]")
+    src = first["session_id"]
+    fork = prompt(ns, "Try something else [[f-fork]]", "--resume", src, "--fork-session")["session_id"]
+    prompt(ns, "Run the tests in the fork [[f-fork-more]]", "--resume", fork)
+    prompt(ns, "And in the source? [[f-source-more]]", "--resume", src)
+    NOTES["07-fork-session"] = [f"source session `{src}` -> `07-fork-source.jsonl`", f"fork session `{fork}` -> `07-fork-copy.jsonl`"]
+    return {"07-fork-source": src, "07-fork-copy": fork}
+
+
+def s08_subagent(ns):
+    """An Agent tool call (run_in_background false): the subagent reads a file and answers."""
+    first = prompt(ns, "Ask a subagent about the tests [[delegate]]")
+    return first["session_id"]
+
+
+def s09_two_fixes(ns):
+    """Reads and runs the failing tests; attempt A (`--resume-session-at` the reply after the
+    failing test) edits src/todo.js wrongly and `npm test` still fails; src/todo.js is reset;
+    attempt B (`--resume-session-at` the same reply) applies the real fix and `npm test` passes."""
+    first = prompt(ns, "Why does npm test fail? [[look]]")
+    sid = first["session_id"]
+    at = last_reply(sid, "`npm test` fails")
+    write_project()
+    prompt(ns, "Fix it [[fix-a]]", "--resume", sid, "--resume-session-at", at)
+    write_project()
+    prompt(ns, "Try again, properly [[fix-b]]", "--resume", sid, "--resume-session-at", at)
+    for d in lines(sid):
+        for b in d.get("message", {}).get("content") or [] if d.get("type") == "user" else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result" and "todo-cli@" in json.dumps(b):
+                log(f"09-two-fixes: npm test -> is_error={b.get('is_error')}: {json.dumps(b.get('content'))[-120:]}")
+    NOTES["09-two-fixes"] = [
+        f"branch point (the reply after the failing `npm test`): `{at}`",
+        f"attempt A leaf (wrong fix, `npm test` still fails): `{last_reply(sid, 'That did not fix it')}`",
+        f"attempt B leaf (the real fix, `npm test` passes): `{last_reply(sid, 'Fixed: parseDue')}`",
+    ]
+    write_project()
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
+    "02-thinking": s02_thinking,
+    "03-api-error-retry": s03_api_error,
+    "04-branches": s04_branches,
+    "05-compact": s05_compact,
+    "06-autocompact": s06_autocompact,
+    "07-fork-session": s07_fork,
+    "08-subagent": s08_subagent,
+    "09-two-fixes": s09_two_fixes,
 }
 
 
@@ -106,10 +392,13 @@ def corpus(names):
         ns = oracle.Namespace(script)
         try:
             log(f"{name}: running")
-            sid = SCENARIOS[name](ns)
+            sids = SCENARIOS[name](ns)
         finally:
             ns.close()
-        keep(name, sid)
+        for out, sid in (sids.items() if isinstance(sids, dict) else [(name, sids)]):
+            keep(out, sid)
+        if name in NOTES:
+            (oracle.RUN / f"notes-{name}.json").write_text(json.dumps(NOTES[name]))
 
 
 def keep(name, sid):
