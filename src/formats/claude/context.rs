@@ -308,6 +308,15 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
             }
         }
     }
+    // A reply that is only thinking, last (resumed at its thinking line), is not sent.
+    if out.last().is_some_and(|m| {
+        m.role == "assistant"
+            && m.content.as_array().is_some_and(|a| {
+                !a.is_empty() && a.iter().all(|b| is_type(b, "thinking") || is_type(b, "redacted_thinking"))
+            })
+    }) {
+        out.pop();
+    }
     answer_unanswered(&mut out);
     let mut effort = effort.map(|e| json!({"effort": e}));
     Ok(out
