@@ -67,6 +67,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("claude::leaves_cost_is_the_clients", leaves_cost_is_the_clients),
         Trial::test("claude::fork_at_every_entry_builds_the_same_context", forks_build_the_same_context),
         Trial::test("claude::diff_of_two_fix_attempts", diff_of_two_fix_attempts),
+        Trial::test("claude::forks_reopened_by_the_client", forks_reopened_by_the_client),
         Trial::test("claude::tree_shows_tools_in_pisces_style", tree_rows),
         Trial::test("claude::metadata_hidden_unless_filter_all", metadata_rows),
         Trial::test("claude::session_id_found_in_claude_projects", found_by_id),
@@ -399,4 +400,54 @@ fn diff_of_two_fix_attempts() -> TestResult {
             || text.contains("-  const [y, m, d] = s.split('-').map(Number);"),
         || format!("the fixed line is not in the diff of the final contents:\n{text}"),
     )
+}
+
+/// What the client does differently when it is resumed at the last entry of a file that
+/// ends mid-turn (`--resume` alone, as on a fork) rather than cut there
+/// (`--resume-session-at`): it answers the interrupted turn with an assistant "No response
+/// requested.", words the results it makes up for unanswered calls otherwise and puts them
+/// after the real ones, and sends an empty system message for its effort. Those are taken out of both sides.
+fn as_if_cut(messages: &Value) -> Value {
+    let mut out: Vec<Value> = canonical(messages).as_array().cloned().unwrap_or_default();
+    out.retain(|m| !(m["role"] == "system" && m["content"].as_array().is_some_and(Vec::is_empty)));
+    if out.last().is_some_and(|m| m["role"] == "assistant" && m["content"][0]["text"] == "No response requested.") {
+        out.pop();
+    }
+    for m in &mut out {
+        let Some(blocks) = m["content"].as_array_mut() else { continue };
+        for b in blocks.iter_mut() {
+            if b["type"] == "tool_result"
+                && b["content"].as_str().is_some_and(|t| t.starts_with("[Tool call interrupted"))
+            {
+                b["content"] = "[Tool result missing due to internal error]".into();
+                b["is_error"] = true.into();
+            }
+        }
+        // The made-up results come after the real ones there, before them here.
+        if blocks.iter().all(|b| b["type"] == "tool_result") {
+            blocks.sort_by(|a, b| a["tool_use_id"].as_str().cmp(&b["tool_use_id"].as_str()));
+        }
+    }
+    Value::Array(out)
+}
+
+/// `forks/<stem>.json`: what the real client sent when it resumed `pisces fork FILE UUID`
+/// (tools/claude-oracle/forkcheck.py), at every entry. It is what it sent resuming the source
+/// there, and what `pisces path` says.
+fn forks_reopened_by_the_client() -> TestResult {
+    let dir = testdata().join("claude-code-2.1.332");
+    let mut compared = 0;
+    for stem in ["01-tool-calls", "09-two-fixes"] {
+        let forks: Value = serde_json::from_str(&fs::read_to_string(dir.join(format!("forks/{stem}.json")))?)?;
+        let source: Value = serde_json::from_str(&fs::read_to_string(dir.join(format!("requests/{stem}.json")))?)?;
+        for (uuid, got) in forks["at"].as_object().into_iter().flatten() {
+            check(got.is_array(), || format!("{stem}: the client did not resume the fork at {uuid}: {got}"))?;
+            let want = &source["at"][uuid]["messages"];
+            if let Some(d) = first_diff(&as_if_cut(got), &as_if_cut(want), "$") {
+                return Err(format!("{stem}: the fork at {uuid} resumes otherwise than the source: {d}").into());
+            }
+            compared += 1;
+        }
+    }
+    check(compared >= 60, || format!("only {compared} forks compared"))
 }
