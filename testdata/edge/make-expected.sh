@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates testdata/edge/expected/ with the real pi (the oracle in /work/shared/pi-oracle).
+# Regenerates testdata/edge/expected/ with the real pi (the oracle in ../shared/pi-oracle).
 # Written by make.py (python3 testdata/edge/make.py); every leaf is listed explicitly.
 # Each golden is exactly what context.mjs printed, re-indented with 1 space and with `file`
 # made relative to testdata/ (edge/<stem>.jsonl).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ORACLE="${PI_ORACLE_DIR:-/work/shared/pi-oracle}"
+ORACLE="${PI_ORACLE_DIR:-$HERE/../../../shared/pi-oracle}"
 
 golden() {  # golden STEM NAME [ARGS...]
 	local stem="$1" name="$2"; shift 2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the /tree goldens of testdata/edge/ with the real pi (1.6.0, the oracle in
-# /work/shared/pi-oracle): for each session file and each of pi's five filters,
+# ../shared/pi-oracle): for each session file and each of pi's five filters,
 # expected/<stem>/tree.<filter>.txt = exactly what `tree.mjs FILE --filter <filter>` prints
 # (pi's default leaf, HOME /home/dev, no width limit), the same names make-expected.mjs uses
 # for the other corpora. Files pi cannot open are in errors/ and have no goldens.
@@ -9,7 +9,7 @@
 # `normalize(undefined)`), there is no golden for that file and filter; the script says so.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ORACLE="${PI_ORACLE_DIR:-/work/shared/pi-oracle}"
+ORACLE="${PI_ORACLE_DIR:-$HERE/../../../shared/pi-oracle}"
 
 # Arguments: session files to do (default: all of edge/).
 if [ $# -gt 0 ]; then files=("$@"); else files=("$HERE"/*.jsonl); fi
