@@ -20,6 +20,7 @@ pub mod text;
 pub mod usage;
 pub mod validate;
 pub mod view;
+pub mod walk;
 pub mod write;
 
 pub use entry::{EntryIdx, EntryMeta, EntryType, Id, LineNo, Role};

@@ -8,74 +8,14 @@
 //! The line was validated first, so anything unexpected means "not the shape we know" and
 //! the caller parses the line whole instead.
 
-use memchr::memchr;
+use crate::session::walk::{skip_ws, string_end, value_end};
 
 use super::load::{Head, MessageHead, Str};
-
-/// The end of the string whose opening quote is at `i` (the index after its closing quote).
-/// Jumps from quote to quote: a quote ends the string unless an odd number of backslashes
-/// comes right before it (text with many escapes, `\\n` in every line of a tool's output,
-/// would stop a search for backslashes at each one).
-fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
-    i += 1;
-    loop {
-        let k = memchr(b'"', &b[i..])?;
-        i += k;
-        let backslashes = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
-        if backslashes % 2 == 0 {
-            return Some(i + 1);
-        }
-        i += 1;
-    }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
-    }
-    i
-}
-
-/// The end of the value starting at `i`.
-fn skip_value(b: &[u8], i: usize) -> Option<usize> {
-    match *b.get(i)? {
-        b'"' => skip_string(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < b.len() {
-                match b[j] {
-                    b'"' => {
-                        j = skip_string(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            None
-        }
-        _ => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                j += 1;
-            }
-            Some(j)
-        }
-    }
-}
 
 /// Calls `f(key, value bytes)` for each member of the object at `i`; the end of the object.
 fn members<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], &'a [u8]) -> Option<()>) -> Option<usize> {
     members_at(b, i, |k, at| {
-        let end = skip_value(b, at)?;
+        let end = value_end(b, at)?;
         f(k, &b[at..end])?;
         Some(end)
     })
@@ -97,7 +37,7 @@ fn members_at<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], usize) -> O
         if *b.get(i)? != b'"' {
             return None;
         }
-        let key_end = skip_string(b, i)?;
+        let key_end = string_end(b, i)?;
         let key = &b[i + 1..key_end - 1];
         i = skip_ws(b, key_end);
         if *b.get(i)? != b':' {
@@ -122,7 +62,7 @@ fn string<'a>(v: &'a [u8]) -> Option<Str<'a>> {
 /// a tool result (a string content: neither).
 fn tool_results(v: &[u8], i: usize) -> Option<(usize, bool, bool)> {
     if v.get(i) != Some(&b'[') {
-        return Some((skip_value(v, i)?, false, false));
+        return Some((value_end(v, i)?, false, false));
     }
     let (mut some, mut all) = (false, true);
     let mut i = skip_ws(v, i + 1);
@@ -163,7 +103,7 @@ pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
                     Some(end)
                 }
                 _ => {
-                    let end = skip_value(line, mat)?;
+                    let end = value_end(line, mat)?;
                     match mk {
                         b"id" => m.id = string(&line[mat..end])?,
                         b"role" => m.role = string(&line[mat..end])?,
@@ -175,7 +115,7 @@ pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
             h.message_id = m.id;
             return Some(end);
         }
-        let end = skip_value(line, at)?;
+        let end = value_end(line, at)?;
         let v = &line[at..end];
         match k {
             b"type" => h.ty = string(v)?,

@@ -8,6 +8,7 @@
 //! version-2 file changes), so number formatting, escapes and key order stay exactly as
 //! they were. A line that ends in `\r\n` is written with `\n`.
 
+use crate::session::walk::{skip_ws, string_end, value_end};
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
@@ -436,61 +437,6 @@ impl Member {
 
     fn is_number(&self, raw: &[u8]) -> bool {
         matches!(raw.get(self.value.start), Some(b'-' | b'0'..=b'9'))
-    }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
-        i += 1;
-    }
-    i
-}
-
-/// The end (one past the closing quote) of the string starting at `b[i] == '"'`.
-fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    let mut j = i + 1;
-    loop {
-        let k = j + memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
-        if b[k] == b'"' {
-            return Some(k + 1);
-        }
-        j = k + 2;
-    }
-}
-
-/// The end of the JSON value starting at `b[i]`.
-fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    match *b.get(i)? {
-        b'"' => string_end(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < b.len() {
-                match b[j] {
-                    b'"' => {
-                        j = string_end(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            None
-        }
-        _ => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                j += 1;
-            }
-            (j > i).then_some(j)
-        }
     }
 }
 
