@@ -204,6 +204,12 @@ fn messages_of(s: &Session, i: EntryIdx, v: &Value, names: Option<&Names>) -> Ve
 
 /// Entry `i` in the common shape.
 pub fn entry(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
+    entry_with(s, i, None)
+}
+
+/// Entry `i`, a tool result's `toolName` taken from `names` when it is there (a reader
+/// going down a path knows its calls; a lone entry looks its call up in the file).
+fn entry_with(s: &Session, i: EntryIdx, names: Option<&Names>) -> Result<Value, Unreadable> {
     let v = line(s, i)?;
     let e = &s.entries[i];
     let parent = s.parent(i).map(|p| s.id_value(p)).unwrap_or(Value::Null);
@@ -221,7 +227,7 @@ pub fn entry(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
         "message" => {
             // A line is one message, but for a user line with several tool results
             // (older files), whose first result stands for it.
-            let m = messages_of(s, i, &v, None)
+            let m = messages_of(s, i, &v, names)
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| json!({"role": "user", "content": [], "timestamp": ms(&v)}));
@@ -377,13 +383,13 @@ pub fn pi_tool(name: &str, input: &Value) -> Option<(&'static str, Value)> {
 pub fn pi_entries(s: &Session, c: &super::Claude, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
     let path = super::context::entries_at(s, c, leaf);
     let mut out: Vec<Value> = Vec::new();
-    let mut names: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
+    let mut names = Names::new();
     let mut last_reply: Option<String> = None;
     for i in path {
         if s.entries[i].kind != EntryType::Message {
             continue;
         }
-        let mut e = entry(s, i)?;
+        let mut e = entry_with(s, i, Some(&names))?;
         let reply = c.lines[i.get()].message_id.clone();
         let Some(m) = e.get_mut("message") else { continue };
         if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
@@ -399,11 +405,6 @@ pub fn pi_entries(s: &Session, c: &super::Claude, leaf: EntryIdx) -> Result<Vec<
                     b["arguments"] = pi_args;
                 }
                 names.insert(id, b["name"].clone());
-            }
-        }
-        if m.get("role").and_then(Value::as_str) == Some("toolResult") {
-            if let Some(n) = m.get("toolCallId").and_then(Value::as_str).and_then(|id| names.get(id)) {
-                m["toolName"] = n.clone();
             }
         }
         let is_reply = m.get("role").and_then(Value::as_str) == Some("assistant");
