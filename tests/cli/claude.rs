@@ -137,9 +137,6 @@ fn not_built_yet(file: &Path, rev: Option<&str>) -> Result<Option<&'static str>,
     let text = String::from_utf8_lossy(&out.stdout);
     for line in text.lines() {
         let v: Value = serde_json::from_str(line)?;
-        if v["type"] == "system" && v["subtype"] == "compact_boundary" {
-            return Ok(Some("after a compact boundary: the kept tail and the summary's system message"));
-        }
         if v["type"] == "attachment" && v["attachment"]["type"] == "deferred_tools_record" {
             return Ok(Some("a deferred_tools_record attachment"));
         }

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use super::Claude;
 use crate::session::entry::{EntryIdx, EntryType};
 use crate::session::format::Unreadable;
-use crate::session::Session;
+use crate::session::{Role, Session};
 
 /// The effort Claude Code asks for unless told otherwise.
 pub const DEFAULT_EFFORT: &str = "medium";
@@ -35,18 +35,114 @@ fn records_effort(version: Option<&str>) -> bool {
 /// What the client sends for a tool call whose result it cannot find.
 pub const MISSING_RESULT: &str = "[Tool result missing due to internal error]";
 
+/// The file as the client loads it (docs/claude-format.md §2 step 0). When a compact
+/// boundary keeps a tail of the conversation (`compactMetadata.preservedMessages`, or the
+/// `preservedSegment` walked from its tail to its head), the client drops every entry written
+/// before the last boundary but that tail, hangs the tail under the summary (the anchor), and
+/// what hung under the anchor, or under a dropped entry, under the tail's end. `limit` is the
+/// end of the file it reads: entries from `limit` on are not in it (the file cut before a
+/// later compaction, for entries the client can no longer resume at).
+struct View {
+    limit: usize,
+    /// The last compact boundary before `limit`, when some boundary keeps a tail.
+    last: Option<usize>,
+    /// The kept tail, oldest first, and the entry it hangs under.
+    kept: Vec<usize>,
+    anchor: Option<usize>,
+}
+
+impl View {
+    fn new(s: &Session, c: &Claude, limit: usize) -> View {
+        let bounds: Vec<usize> =
+            (0..limit).filter(|&k| s.entries[EntryIdx::new(k)].kind == EntryType::Compaction).collect();
+        let metas: Vec<(usize, Value)> = bounds
+            .iter()
+            .filter_map(|&k| {
+                let v = line(s, EntryIdx::new(k)).ok()?;
+                let m = v.get("compactMetadata")?;
+                (m.get("preservedMessages").is_some() || m.get("preservedSegment").is_some()).then(|| (k, m.clone()))
+            })
+            .collect();
+        let none = View { limit, last: None, kept: Vec::new(), anchor: None };
+        let (Some(&last), Some((keeper, meta))) = (bounds.last(), metas.last()) else { return none };
+        let mut view = View { limit, last: Some(last), kept: Vec::new(), anchor: None };
+        if *keeper != last {
+            // Only the last boundary's tail is kept; the older entries go all the same.
+            return view;
+        }
+        let find = |u: Option<&str>| u.and_then(|u| c.by_uuid.get(u)).map(|&k| k as usize).filter(|&k| k < limit);
+        let (anchor, kept) = if let Some(list) = meta.get("preservedMessages") {
+            let uuids: Vec<Option<&str>> =
+                list.get("uuids").and_then(Value::as_array).into_iter().flatten().map(Value::as_str).collect();
+            let kept: Option<Vec<usize>> = uuids.iter().map(|&u| find(u)).collect();
+            // A listed entry that is missing: the client leaves the file as it is.
+            let Some(kept) = kept else { return none };
+            (find(list.get("anchorUuid").and_then(Value::as_str)), kept)
+        } else {
+            let seg = &meta["preservedSegment"];
+            let head = find(seg.get("headUuid").and_then(Value::as_str));
+            let mut kept = Vec::new();
+            let mut cur = find(seg.get("tailUuid").and_then(Value::as_str));
+            while let Some(k) = cur {
+                if kept.contains(&k) {
+                    break;
+                }
+                kept.push(k);
+                if Some(k) == head {
+                    break;
+                }
+                cur = find(c.lines[k].parent.as_deref());
+            }
+            // A walk that does not reach the head: the client leaves the file as it is.
+            if head.is_none() || kept.last() != head.as_ref() {
+                return none;
+            }
+            kept.reverse();
+            (find(seg.get("anchorUuid").and_then(Value::as_str)), kept)
+        };
+        view.anchor = anchor;
+        view.kept = kept;
+        view
+    }
+
+    fn exists(&self, k: usize) -> bool {
+        k < self.limit && self.last.is_none_or(|l| k >= l || self.kept.contains(&k))
+    }
+
+    /// The parent the client gives entry `k`.
+    fn parent(&self, s: &Session, c: &Claude, k: usize) -> Option<usize> {
+        if let Some(pos) = self.kept.iter().position(|&x| x == k) {
+            return if pos == 0 { self.anchor } else { Some(self.kept[pos - 1]) };
+        }
+        let p = c.lines[k].parent.as_deref().and_then(|p| c.by_uuid.get(p)).map(|&p| p as usize)?;
+        let tail = self.kept.last().copied();
+        if tail.is_some() && Some(p) == self.anchor {
+            return tail;
+        }
+        if self.exists(p) {
+            return Some(p);
+        }
+        let message = matches!(s.entries[EntryIdx::new(k)].role, Role::User | Role::Assistant | Role::ToolResult);
+        if message {
+            tail
+        } else {
+            None
+        }
+    }
+}
+
 /// The entries whose lines make the context at `leaf`, in the order the client reads them
-/// (steps 1 and 2).
-pub fn chain(s: &Session, c: &Claude, leaf: EntryIdx) -> Vec<EntryIdx> {
+/// (steps 1 and 2), in the file as `view` reads it.
+fn chain_in(s: &Session, c: &Claude, view: &View, leaf: EntryIdx) -> Vec<EntryIdx> {
     let mut chain = Vec::new();
     let mut seen: HashSet<usize> = HashSet::default();
-    let mut cur = Some(leaf.get());
+    let mut cur = Some(leaf.get()).filter(|&k| view.exists(k));
     while let Some(k) = cur {
         if !seen.insert(k) {
             break;
         }
         chain.push(k);
-        cur = c.lines[k].parent.as_deref().and_then(|p| c.by_uuid.get(p)).map(|&p| p as usize);
+        cur = view.parent(s, c, k);
     }
     chain.reverse();
     // Step 2: for each reply on the chain (by message.id, once), the parts and results
@@ -59,12 +155,13 @@ pub fn chain(s: &Session, c: &Claude, leaf: EntryIdx) -> Vec<EntryIdx> {
             continue;
         }
         let group = c.groups.get(id).map_or(&[][..], Vec::as_slice);
-        let mut siblings: Vec<usize> = group.iter().map(|&g| g as usize).filter(|g| !seen.contains(g)).collect();
+        let mut siblings: Vec<usize> =
+            group.iter().map(|&g| g as usize).filter(|&g| !seen.contains(&g) && view.exists(g)).collect();
         let mut results: Vec<usize> = group
             .iter()
             .flat_map(|&g| c.results_under.get(&g).into_iter().flatten())
             .map(|&r| r as usize)
-            .filter(|r| !seen.contains(r))
+            .filter(|&r| !seen.contains(&r) && view.exists(r))
             .collect();
         if siblings.is_empty() && results.is_empty() {
             continue;
@@ -88,6 +185,11 @@ pub fn chain(s: &Session, c: &Claude, leaf: EntryIdx) -> Vec<EntryIdx> {
     out
 }
 
+/// The entries whose lines make the context at `leaf`, in the whole file.
+pub fn chain(s: &Session, c: &Claude, leaf: EntryIdx) -> Vec<EntryIdx> {
+    chain_in(s, c, &View::new(s, c, s.entries.len()), leaf)
+}
+
 fn by_time(s: &Session, a: usize, b: usize) -> std::cmp::Ordering {
     let (ta, tb) = (s.time(EntryIdx::new(a)), s.time(EntryIdx::new(b)));
     match (ta, tb) {
@@ -97,9 +199,11 @@ fn by_time(s: &Session, a: usize, b: usize) -> std::cmp::Ordering {
 }
 
 /// The entries of the context at `at`: the chain of the leaf the client would resume from
-/// to reach it, cut after it. The leaf is the session's own when `at` is in its context,
-/// else the newest tip below `at` (not past a compaction) whose context holds it, else
-/// `at` itself.
+/// to reach it, cut after it. An entry written after the file's last compact boundary: the
+/// leaf is the session's own when `at` is in its context, else the newest tip below `at`
+/// (not past a compaction) whose context holds it, else `at` itself. An entry written
+/// before it, which the client can no longer resume at: the same in the file cut before the
+/// first compaction written after `at` (what the model saw there).
 pub fn entries_at(s: &Session, c: &Claude, at: EntryIdx) -> Vec<EntryIdx> {
     let cut = |mut list: Vec<EntryIdx>| {
         list.iter().position(|&e| e == at).map(|p| {
@@ -107,23 +211,29 @@ pub fn entries_at(s: &Session, c: &Claude, at: EntryIdx) -> Vec<EntryIdx> {
             list
         })
     };
-    if let Some(list) = s.default_leaf().and_then(|d| cut(chain(s, c, d))) {
+    let n = s.entries.len();
+    let next_boundary =
+        (at.get() + 1..n).find(|&k| s.entries[EntryIdx::new(k)].kind == EntryType::Compaction).unwrap_or(n);
+    let view = View::new(s, c, next_boundary);
+    if next_boundary == n {
+        if let Some(list) = s.default_leaf().and_then(|d| cut(chain_in(s, c, &view, d))) {
+            return list;
+        }
+    }
+    if let Some(list) = newest_tip_below(s, at, next_boundary).and_then(|t| cut(chain_in(s, c, &view, t))) {
         return list;
     }
-    if let Some(list) = newest_tip_below(s, at).and_then(|t| cut(chain(s, c, t))) {
-        return list;
-    }
-    cut(chain(s, c, at)).unwrap_or_else(|| vec![at])
+    cut(chain_in(s, c, &view, at)).unwrap_or_else(|| vec![at])
 }
 
-/// The tip below `i` written last, not looking past a compaction.
-fn newest_tip_below(s: &Session, i: EntryIdx) -> Option<EntryIdx> {
+/// The tip below `i` written last before `limit`, not looking past a compaction.
+fn newest_tip_below(s: &Session, i: EntryIdx, limit: usize) -> Option<EntryIdx> {
     let mut best = None;
     let mut stack = vec![i];
     while let Some(n) = stack.pop() {
         let mut any = false;
         for ch in s.children(n) {
-            if s.entries[ch].kind != EntryType::Compaction {
+            if s.entries[ch].kind != EntryType::Compaction && ch.get() < limit {
                 any = true;
                 stack.push(ch);
             }
@@ -141,8 +251,18 @@ struct Item {
     content: Value,
     /// An assistant line's `message.id`.
     reply: Option<String>,
-    /// An attachment's text for the user's turn.
-    attachment: bool,
+    /// An assistant line's `effort` (the effort its turn asked for).
+    effort: Option<String>,
+    /// An attachment's texts for the user's turn, and whether this is not its first.
+    attachment: Option<bool>,
+    /// The `output_config` effort a system message states.
+    states: Option<String>,
+}
+
+impl Item {
+    fn new(role: &'static str, content: Value) -> Item {
+        Item { role, content, reply: None, effort: None, attachment: None, states: None }
+    }
 }
 
 /// The line of entry `i`, parsed.
@@ -159,18 +279,22 @@ fn unwrap_reminder(t: &str) -> &str {
         .unwrap_or(t)
 }
 
+fn effort_of(v: &Value) -> Option<String> {
+    ["perTurnEffort", "effort"].iter().find_map(|k| v.get(*k).and_then(Value::as_str)).map(str::to_string)
+}
+
 /// The API messages a line makes (step 4, before the joins).
 fn items(v: &Value) -> Vec<Item> {
     let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
     let content = || v.get("message").and_then(|m| m.get("content")).cloned().unwrap_or(Value::Null);
     match ty {
-        "user" => vec![Item { role: "user", content: content(), reply: None, attachment: false }],
+        "user" => vec![Item::new("user", content())],
         "assistant" => {
             if v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
                 return Vec::new();
             }
             let reply = v.get("message").and_then(|m| m.get("id")).and_then(Value::as_str).map(str::to_string);
-            vec![Item { role: "assistant", content: content(), reply, attachment: false }]
+            vec![Item { reply, effort: effort_of(v), ..Item::new("assistant", content()) }]
         }
         "attachment" => {
             let role = v.get("renderedRole").and_then(Value::as_str).unwrap_or("user");
@@ -178,17 +302,13 @@ fn items(v: &Value) -> Vec<Item> {
             rendered
                 .iter()
                 .filter_map(|r| r.get("content"))
-                .map(|c| match (role, c) {
-                    ("system", Value::String(t)) => {
-                        Item { role: "system", content: unwrap_reminder(t).into(), reply: None, attachment: false }
+                .enumerate()
+                .map(|(k, c)| match (role, c) {
+                    ("system", Value::String(t)) => Item::new("system", unwrap_reminder(t).into()),
+                    (_, Value::String(t)) => {
+                        Item { attachment: Some(k > 0), ..Item::new("user", json!([{"type": "text", "text": t}])) }
                     }
-                    (_, Value::String(t)) => Item {
-                        role: "user",
-                        content: json!([{"type": "text", "text": t}]),
-                        reply: None,
-                        attachment: true,
-                    },
-                    (_, other) => Item { role: "user", content: other.clone(), reply: None, attachment: true },
+                    (_, other) => Item { attachment: Some(k > 0), ..Item::new("user", other.clone()) },
                 })
                 .collect()
         }
@@ -213,6 +333,10 @@ fn has_tool_result(content: &Value) -> bool {
     content.as_array().is_some_and(|a| a.iter().any(|b| is_type(b, "tool_result")))
 }
 
+fn only_tool_results(content: &Value) -> bool {
+    content.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(|b| is_type(b, "tool_result")))
+}
+
 /// User message `b` joined onto `a`: a text at the seam ends with a newline.
 fn join_user(a: &mut Value, b: Value) {
     let mut left = blocks(a.take());
@@ -228,41 +352,47 @@ fn join_user(a: &mut Value, b: Value) {
     *a = Value::Array(left);
 }
 
-/// The `messages` Claude Code sends for the context of `entries` (steps 4 and 5).
+/// The text that stands for the next prompt while the context is built: the client builds
+/// the context with that prompt in it, and some of what it does depends on there being one
+/// (the system texts of the last turn go after it, the effort is stated with it). It is
+/// taken out again at the end.
+const PROBE: &str = "\u{0}pisces: the next prompt\u{0}";
+
+/// The `messages` Claude Code sends for the context of `entries` (steps 4 to 6).
 pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unreadable> {
     let mut list: Vec<Item> = Vec::new();
-    let mut effort = None;
+    let mut turn_effort = None;
     for &i in entries {
         let v = line(s, i)?;
-        if let Some(e) = v.get("effort").filter(|e| e.is_string()) {
-            effort = Some(e.clone());
+        if let Some(e) = v.get("effort").and_then(Value::as_str) {
+            turn_effort = Some(e.to_string());
         }
         list.extend(items(&v));
     }
-    // The effort a turn asks for rides on the first system message; the client asks for
-    // the session's (its replies record it), so a context before the first reply takes
-    // the first reply's, and a file without replies the client's default.
-    if effort.is_none() {
-        effort = s
-            .entries
-            .indices()
-            .filter(|&i| s.entries[i].role == crate::session::Role::Assistant)
-            .find_map(|i| line(s, i).ok().and_then(|v| v.get("effort").filter(|e| e.is_string()).cloned()));
+    // The effort the next turn asks for: the client's setting, which its replies record; a
+    // context before the first reply takes the first reply's, and a file without replies
+    // the client's default (older clients state none).
+    if turn_effort.is_none() {
+        turn_effort =
+            s.entries.indices().filter(|&i| s.entries[i].role == Role::Assistant).find_map(|i| {
+                line(s, i).ok().and_then(|v| v.get("effort").and_then(Value::as_str).map(str::to_string))
+            });
     }
-    if effort.is_none() && records_effort(s.header.version.as_ref().and_then(Value::as_str)) {
-        effort = Some(DEFAULT_EFFORT.into());
+    if turn_effort.is_none() && records_effort(s.header.version.as_ref().and_then(Value::as_str)) {
+        turn_effort = Some(DEFAULT_EFFORT.into());
     }
+    list.push(Item::new("user", json!([{"type": "text", "text": PROBE}])));
     // Attachments for the user's turn go before it: up past user and system messages, to
     // the reply or the tool results before them.
     let mut ordered: Vec<Item> = Vec::with_capacity(list.len());
     for item in list {
-        if item.attachment {
+        if item.attachment.is_some() {
             let mut at = ordered.len();
             while at > 0 {
                 let prev = &ordered[at - 1];
                 if prev.role == "assistant"
                     || (prev.role == "user" && has_tool_result(&prev.content))
-                    || prev.attachment
+                    || prev.attachment.is_some()
                 {
                     break;
                 }
@@ -273,9 +403,69 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
             ordered.push(item);
         }
     }
+    let mut out = join(ordered);
+    // A reply that is only thinking, last before the next prompt (resumed at its thinking
+    // line), is not sent.
+    let probe = out.len() - 1;
+    if probe > 0
+        && out[probe - 1].role == "assistant"
+        && out[probe - 1].content.as_array().is_some_and(|a| {
+            !a.is_empty() && a.iter().all(|b| is_type(b, "thinking") || is_type(b, "redacted_thinking"))
+        })
+    {
+        out.remove(probe - 1);
+    }
+    answer_unanswered(&mut out);
+    if let Some(e) = turn_effort {
+        out = state_effort(out, &e);
+    }
+    take_out_probe(&mut out);
+    Ok(out
+        .into_iter()
+        .map(|m| {
+            let mut o = Map::new();
+            o.insert("role".into(), m.role.into());
+            let content = if m.role == "user" { tool_results_first(m.content) } else { m.content };
+            o.insert("content".into(), content);
+            if let Some(e) = m.states {
+                o.insert("output_config".into(), json!({"effort": e}));
+            }
+            Value::Object(o)
+        })
+        .collect())
+}
+
+/// Step 4's joins, as the client makes them in one pass: a reply's lines are one message;
+/// a user message joins the one before it; an attachment's texts join the user message
+/// before them, or after a reply each is a message of its own; system texts wait for the
+/// next reply (or the end) and go there as one system message after the user's turn.
+fn join(ordered: Vec<Item>) -> Vec<Item> {
     let mut out: Vec<Item> = Vec::new();
+    let mut waiting: Vec<String> = Vec::new();
+    let flush = |out: &mut Vec<Item>, waiting: &mut Vec<String>| {
+        if waiting.is_empty() {
+            return;
+        }
+        let text = waiting.join("\n\n");
+        waiting.clear();
+        match out.last_mut().map(|l| l.role) {
+            Some("system") => {
+                let last = out.last_mut().map(|l| &mut l.content);
+                if let Some(c) = last {
+                    *c = format!("{}\n\n{text}", c.as_str().unwrap_or_default()).into();
+                }
+            }
+            Some("user") => out.push(Item::new("system", text.into())),
+            // After a reply, or with nothing before, the texts go as the user's.
+            _ => out.push(Item::new(
+                "user",
+                json!([{"type": "text", "text": format!("<system-reminder>\n{text}\n</system-reminder>")}]),
+            )),
+        }
+    };
     for item in ordered {
         match item.role {
+            "system" => waiting.push(item.content.as_str().unwrap_or_default().to_string()),
             "assistant" => {
                 if let Some(last) = out.last_mut() {
                     if last.role == "assistant" && last.reply.is_some() && last.reply == item.reply {
@@ -285,55 +475,110 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
                         continue;
                     }
                 }
-                out.push(item);
-            }
-            "system" => {
-                if let Some(last) = out.last_mut().filter(|l| l.role == "system") {
-                    let joined = format!(
-                        "{}\n\n{}",
-                        last.content.as_str().unwrap_or_default(),
-                        item.content.as_str().unwrap_or_default()
-                    );
-                    last.content = joined.into();
-                    continue;
-                }
+                flush(&mut out, &mut waiting);
                 out.push(item);
             }
             _ => {
-                if let Some(last) = out.iter_mut().rev().find(|l| l.role != "system").filter(|l| l.role == "user") {
-                    join_user(&mut last.content, item.content);
-                    continue;
+                let after_reply = item.attachment == Some(true) && out.last().is_some_and(|l| l.attachment.is_some());
+                match out.last_mut().filter(|l| l.role == "user") {
+                    Some(last) if !after_reply || last.attachment.is_none() => {
+                        // An attachment's texts are put after the message's blocks as
+                        // they are; a user line's join puts a newline at the seam.
+                        // (Nor does a user line's onto the later texts of an attachment
+                        // that began a message of its own after a reply: the client's
+                        // requests show none there.)
+                        if item.attachment.is_some() || last.attachment == Some(true) {
+                            let mut c = blocks(last.content.take());
+                            c.extend(blocks(item.content));
+                            last.content = Value::Array(c);
+                        } else {
+                            join_user(&mut last.content, item.content);
+                        }
+                        last.attachment = None;
+                    }
+                    _ => out.push(item),
                 }
-                out.push(item);
             }
         }
     }
-    // A reply that is only thinking, last (resumed at its thinking line), is not sent.
-    if out.last().is_some_and(|m| {
-        m.role == "assistant"
-            && m.content.as_array().is_some_and(|a| {
-                !a.is_empty() && a.iter().all(|b| is_type(b, "thinking") || is_type(b, "redacted_thinking"))
-            })
-    }) {
-        out.pop();
+    flush(&mut out, &mut waiting);
+    out
+}
+
+/// Step 6: the effort, stated after the first user message and wherever the effort of the
+/// turn that follows a user message changes: on the system message after it, else on an
+/// empty system message put before the next reply.
+fn state_effort(out: Vec<Item>, turn: &str) -> Vec<Item> {
+    // Each message's level is the effort of the next reply after it (the turn's own after
+    // the last), and whether that reply recorded one.
+    let mut level = vec![String::new(); out.len()];
+    let mut answered = vec![false; out.len()];
+    let (mut cur, mut recorded) = (turn.to_string(), false);
+    for k in (0..out.len()).rev() {
+        if out[k].role == "assistant" {
+            recorded = out[k].effort.is_some();
+            if let Some(e) = &out[k].effort {
+                cur = e.clone();
+            }
+        }
+        level[k] = cur.clone();
+        answered[k] = recorded;
     }
-    answer_unanswered(&mut out);
-    let mut effort = effort.map(|e| json!({"effort": e}));
-    Ok(out
-        .into_iter()
-        .map(|m| {
-            let mut o = Map::new();
-            o.insert("role".into(), m.role.into());
-            let content = if m.role == "user" { tool_results_first(m.content) } else { m.content };
-            o.insert("content".into(), content);
+    let mut res = Vec::with_capacity(out.len() + 1);
+    let (mut stated, mut pending): (Option<String>, Option<String>) = (None, None);
+    for (k, mut m) in out.into_iter().enumerate() {
+        if pending.is_some() && m.role != "user" {
+            stated.clone_from(&pending);
             if m.role == "system" {
-                if let Some(e) = effort.take() {
-                    o.insert("output_config".into(), e);
+                m.states = pending.take();
+                res.push(m);
+                continue;
+            }
+            res.push(Item { states: pending.take(), ..Item::new("system", json!([])) });
+        }
+        if m.role == "user" {
+            let results = stated.is_some() && !answered[k] && only_tool_results(&m.content);
+            if stated.as_deref() != Some(level[k].as_str()) && !results {
+                pending = Some(level[k].clone());
+            }
+        }
+        res.push(m);
+    }
+    if let Some(p) = pending {
+        res.push(Item { states: Some(p), ..Item::new("system", json!([])) });
+    }
+    res
+}
+
+/// The stand-in for the next prompt out again: its block, and the newline its join put at
+/// the seam; a message left empty goes, and so does an effort stated only for it.
+fn take_out_probe(out: &mut Vec<Item>) {
+    let Some(k) = out.iter().rposition(|m| {
+        m.role == "user"
+            && m.content
+                .as_array()
+                .is_some_and(|a| a.iter().any(|b| b.get("text").and_then(Value::as_str) == Some(PROBE)))
+    }) else {
+        return;
+    };
+    if let Some(a) = out[k].content.as_array_mut() {
+        if let Some(j) = a.iter().position(|b| b.get("text").and_then(Value::as_str) == Some(PROBE)) {
+            a.remove(j);
+            if j > 0 && j == a.len() {
+                if let Some(Value::String(t)) = a[j - 1].get_mut("text") {
+                    if t.ends_with('\n') {
+                        t.pop();
+                    }
                 }
             }
-            Value::Object(o)
-        })
-        .collect())
+        }
+    }
+    if out[k].content.as_array().is_some_and(Vec::is_empty) {
+        out.remove(k);
+    }
+    while out.last().is_some_and(|m| m.role == "system" && m.content.as_array().is_some_and(Vec::is_empty)) {
+        out.pop();
+    }
 }
 
 /// Tool results lead a user message.
@@ -389,10 +634,7 @@ fn answer_unanswered(out: &mut Vec<Item>) {
                     c.extend(blocks(out[j].content.take()));
                     out[j].content = Value::Array(c);
                 }
-                None => out.insert(
-                    k + 1,
-                    Item { role: "user", content: Value::Array(missing), reply: None, attachment: false },
-                ),
+                None => out.insert(k + 1, Item::new("user", Value::Array(missing))),
             }
         }
         k += 1;
