@@ -257,11 +257,13 @@ struct Item {
     attachment: Option<bool>,
     /// The `output_config` effort a system message states.
     states: Option<String>,
+    /// Tools a system message makes available (`tool_addition` blocks after its text).
+    additions: Vec<String>,
 }
 
 impl Item {
     fn new(role: &'static str, content: Value) -> Item {
-        Item { role, content, reply: None, effort: None, attachment: None, states: None }
+        Item { role, content, reply: None, effort: None, attachment: None, states: None, additions: Vec::new() }
     }
 }
 
@@ -283,8 +285,47 @@ fn effort_of(v: &Value) -> Option<String> {
     ["perTurnEffort", "effort"].iter().find_map(|k| v.get(*k).and_then(Value::as_str)).map(str::to_string)
 }
 
-/// The API messages a line makes (step 4, before the joins).
-fn items(v: &Value) -> Vec<Item> {
+/// What the client says of tools that became available to a session that cannot call them
+/// yet (`-p`, or without their definitions): they are deferred like the others.
+const DEFERRED_HEADER: &str = "The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded \u{2014} calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:";
+const SURFACED_HEADER: &str = "The following tools just became available and are ready to use:\n";
+
+/// A `deferred_tools_delta`'s system text and the tools it adds, as the client sends it on
+/// resuming. The names it surfaced as ready to use are so only when the context holds their
+/// definitions (a `deferred_tools_record`): then the text stays as written and each of them
+/// is a `tool_addition`; else they are announced as deferred, in the delta's own order.
+fn deferred_delta(v: &Value, text: &str, defined: &HashSet<String>) -> (String, Vec<String>) {
+    let a = &v["attachment"];
+    let names = |k: &str| -> Vec<String> {
+        a.get(k).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect()
+    };
+    let surfaced = names("surfacedNames");
+    if surfaced.is_empty() {
+        return (text.to_string(), Vec::new());
+    }
+    if surfaced.iter().all(|n| defined.contains(n)) {
+        return (text.to_string(), surfaced);
+    }
+    let Some(rest) = text.strip_prefix(SURFACED_HEADER) else { return (text.to_string(), Vec::new()) };
+    // The surfaced paragraph ends at the first blank line; the deferred list follows it.
+    let after = rest.find("\n\n").map_or("", |k| &rest[k + 2..]);
+    let listed = names("addedLines");
+    let mut out = format!("{DEFERRED_HEADER}\n{}", listed.join("\n"));
+    let tail = match after.strip_prefix(DEFERRED_HEADER) {
+        Some(list) => list.find("\n\n").map_or("", |k| &list[k..]),
+        None if after.is_empty() => "",
+        None => {
+            out.push_str("\n\n");
+            after
+        }
+    };
+    out.push_str(tail);
+    (out, Vec::new())
+}
+
+/// The API messages a line makes (step 4, before the joins); `defined` are the tools whose
+/// definitions the context records.
+fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
     let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
     let content = || v.get("message").and_then(|m| m.get("content")).cloned().unwrap_or(Value::Null);
     match ty {
@@ -304,7 +345,14 @@ fn items(v: &Value) -> Vec<Item> {
                 .filter_map(|r| r.get("content"))
                 .enumerate()
                 .map(|(k, c)| match (role, c) {
-                    ("system", Value::String(t)) => Item::new("system", unwrap_reminder(t).into()),
+                    ("system", Value::String(t)) => {
+                        let t = unwrap_reminder(t);
+                        if v["attachment"]["type"] == "deferred_tools_delta" {
+                            let (text, additions) = deferred_delta(v, t, defined);
+                            return Item { additions, ..Item::new("system", text.into()) };
+                        }
+                        Item::new("system", t.into())
+                    }
                     (_, Value::String(t)) => {
                         Item { attachment: Some(k > 0), ..Item::new("user", json!([{"type": "text", "text": t}])) }
                     }
@@ -360,14 +408,23 @@ const PROBE: &str = "\u{0}pisces: the next prompt\u{0}";
 
 /// The `messages` Claude Code sends for the context of `entries` (steps 4 to 6).
 pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unreadable> {
-    let mut list: Vec<Item> = Vec::new();
-    let mut turn_effort = None;
+    let mut lines = Vec::with_capacity(entries.len());
+    let mut defined: HashSet<String> = HashSet::default();
     for &i in entries {
         let v = line(s, i)?;
+        if v["attachment"]["type"] == "deferred_tools_record" {
+            let names = v["attachment"]["entries"].as_array().into_iter().flatten();
+            defined.extend(names.filter_map(|e| e.get("name").and_then(Value::as_str)).map(str::to_string));
+        }
+        lines.push(v);
+    }
+    let mut list: Vec<Item> = Vec::new();
+    let mut turn_effort = None;
+    for v in &lines {
         if let Some(e) = v.get("effort").and_then(Value::as_str) {
             turn_effort = Some(e.to_string());
         }
-        list.extend(items(&v));
+        list.extend(items(v, &defined));
     }
     // The effort the next turn asks for: the client's setting, which its replies record; a
     // context before the first reply takes the first reply's, and a file without replies
@@ -425,7 +482,19 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
         .map(|m| {
             let mut o = Map::new();
             o.insert("role".into(), m.role.into());
-            let content = if m.role == "user" { tool_results_first(m.content) } else { m.content };
+            let content = match m.role {
+                "user" => tool_results_first(m.content),
+                _ if !m.additions.is_empty() => {
+                    let mut c = blocks(m.content);
+                    c.extend(
+                        m.additions
+                            .iter()
+                            .map(|n| json!({"type": "tool_addition", "tool": {"type": "tool_reference", "name": n}})),
+                    );
+                    Value::Array(c)
+                }
+                _ => m.content,
+            };
             o.insert("content".into(), content);
             if let Some(e) = m.states {
                 o.insert("output_config".into(), json!({"effort": e}));
@@ -441,21 +510,20 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
 /// next reply (or the end) and go there as one system message after the user's turn.
 fn join(ordered: Vec<Item>) -> Vec<Item> {
     let mut out: Vec<Item> = Vec::new();
-    let mut waiting: Vec<String> = Vec::new();
-    let flush = |out: &mut Vec<Item>, waiting: &mut Vec<String>| {
+    let mut waiting: Vec<Item> = Vec::new();
+    let flush = |out: &mut Vec<Item>, waiting: &mut Vec<Item>| {
         if waiting.is_empty() {
             return;
         }
-        let text = waiting.join("\n\n");
-        waiting.clear();
-        match out.last_mut().map(|l| l.role) {
-            Some("system") => {
-                let last = out.last_mut().map(|l| &mut l.content);
-                if let Some(c) = last {
-                    *c = format!("{}\n\n{text}", c.as_str().unwrap_or_default()).into();
-                }
+        let texts: Vec<&str> = waiting.iter().map(|w| w.content.as_str().unwrap_or_default()).collect();
+        let text = texts.join("\n\n");
+        let additions: Vec<String> = waiting.drain(..).flat_map(|w| w.additions).collect();
+        match out.last_mut() {
+            Some(last) if last.role == "system" => {
+                last.content = format!("{}\n\n{text}", last.content.as_str().unwrap_or_default()).into();
+                last.additions.extend(additions);
             }
-            Some("user") => out.push(Item::new("system", text.into())),
+            Some(last) if last.role == "user" => out.push(Item { additions, ..Item::new("system", text.into()) }),
             // After a reply, or with nothing before, the texts go as the user's.
             _ => out.push(Item::new(
                 "user",
@@ -465,7 +533,7 @@ fn join(ordered: Vec<Item>) -> Vec<Item> {
     };
     for item in ordered {
         match item.role {
-            "system" => waiting.push(item.content.as_str().unwrap_or_default().to_string()),
+            "system" => waiting.push(item),
             "assistant" => {
                 if let Some(last) = out.last_mut() {
                     if last.role == "assistant" && last.reply.is_some() && last.reply == item.reply {
