@@ -64,6 +64,7 @@ pub fn trials() -> Vec<Trial> {
         trials.push(Trial::test(format!("claude::peer_suite_loads::{name}"), move || peer_file_loads(&file)));
     }
     trials.extend([
+        Trial::test("claude::logged_requests_are_the_contexts", logged_requests_match),
         Trial::test("claude::leaves_cost_is_the_clients", leaves_cost_is_the_clients),
         Trial::test("claude::fork_at_every_entry_builds_the_same_context", forks_build_the_same_context),
         Trial::test("claude::diff_of_two_fix_attempts", diff_of_two_fix_attempts),
@@ -117,6 +118,71 @@ fn contexts_match(file: &Path, golden: &Path) -> TestResult {
     }
     check(compared > 0, || "the golden holds no context".to_string())?;
     check(failures.is_empty(), || format!("{} of {compared} contexts differ:\n{}", failures.len(), failures.join("\n")))
+}
+
+/// The client logs each request it sends in the file itself: an `api-request` line names
+/// its messages as the previous request's first `keep` and then the `api-request-blob`s of
+/// its `tail` (each blob written once, the first time it is sent). Rebuilt, each request
+/// whose blobs are all in the file is the context at the parent of the reply that follows
+/// it, which `pisces path` must give.
+fn logged_requests_match() -> TestResult {
+    let (mut compared, mut failures) = (0, Vec::new());
+    for (file, _) in goldens() {
+        logged_requests_of(&file, &mut compared, &mut failures)?;
+    }
+    check(compared > 0, || "no corpus file logs a request whose messages it holds".to_string())?;
+    check(failures.is_empty(), || format!("{} of {compared} requests differ:\n{}", failures.len(), failures.join("\n")))
+}
+
+fn logged_requests_of(file: &Path, compared: &mut usize, failures: &mut Vec<String>) -> TestResult {
+    let text = fs::read_to_string(file)?;
+    let docs: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let mut blobs: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
+    let mut prev: Vec<Value> = Vec::new();
+    for (k, d) in docs.iter().enumerate() {
+        if d["type"] == "api-request-blob" {
+            if let Some(h) = d["hash"].as_str() {
+                blobs.insert(h.to_string(), d["message"].clone());
+            }
+            continue;
+        }
+        if d["type"] != "api-request" {
+            continue;
+        }
+        let keep = d["keep"].as_u64().unwrap_or(0) as usize;
+        let tail: Option<Vec<Value>> = d["tail"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|h| h.as_str().and_then(|h| blobs.get(h)).cloned())
+            .collect();
+        let (Some(tail), true) = (tail, keep <= prev.len()) else {
+            // A blob the file does not hold (sent before, by another process): not rebuilt.
+            prev.clear();
+            continue;
+        };
+        prev.truncate(keep);
+        prev.extend(tail);
+        let Some(reply) = docs[k + 1..].iter().find(|e| e["type"] == "assistant") else { continue };
+        let Some(at) = reply["parentUuid"].as_str() else { continue };
+        *compared += 1;
+        let want = strip_cache_control(&Value::Array(prev.clone()));
+        let got = anthropic_messages(file, Some(at))?;
+        if let Some(d) = first_diff(&canonical(&got), &canonical(&want), "$") {
+            failures.push(format!("{}: request on line {} (at {at}): {d}", file.display(), k + 1));
+        }
+    }
+    Ok(())
+}
+
+fn strip_cache_control(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter().filter(|(k, _)| *k != "cache_control").map(|(k, x)| (k.clone(), strip_cache_control(x))).collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_cache_control).collect()),
+        other => other.clone(),
+    }
 }
 
 /// `leaves` counts each reply once and prices it as the client does: the total equals
