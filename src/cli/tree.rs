@@ -6,8 +6,9 @@ use clap::ValueEnum;
 
 use super::{read_one, Ctx, ExitStatus};
 use crate::render::tree::{self as draw, TextOptions};
-use crate::session::rev;
+use crate::render::Ui;
 use crate::session::view::{self, Filter, Options};
+use crate::session::{open, rev, EntryIdx, Session};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -88,6 +89,11 @@ pub struct Args {
     #[arg(long)]
     pub pi_exact: bool,
 
+    /// Draw the transcripts of subagents (Claude Code's `Agent` calls) under the calls that
+    /// started them; without it each is one folded `⊞ [subagent …]` line.
+    #[arg(long)]
+    pub subagents: bool,
+
     /// Output format: text (pi's drawing), json (the visible tree as data), dot (Graphviz).
     #[arg(long, short, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -157,7 +163,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
                     compact: args.compact,
                     max_levels: (!args.pi_exact).then_some(draw::MAX_LEVELS),
                 };
-                draw::write_text(&mut out, &ctx.ui, session, &view, &opts)?;
+                let hung = |e| hung(ctx, &args, session, e, 0);
+                draw::write_text_hung(&mut out, &ctx.ui, session, &view, &opts, &hung)?;
             }
             Format::Json => {
                 let filter = Filter::from(args.filter).pi_name();
@@ -168,4 +175,45 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         out.flush()?;
         Ok(ExitStatus::Ok)
     })
+}
+
+/// Subagents nest (an agent may start agents); deeper ones stay folded.
+const MAX_NESTING: usize = 4;
+
+/// The subagents entry `e` started, each folded, or with `--subagents` its transcript's
+/// tree (drawn with the same filter and columns; an unreadable one says why).
+fn hung(ctx: &Ctx, args: &Args, session: &Session, e: EntryIdx, depth: usize) -> Vec<draw::Hung> {
+    let subs = session.dialect().subagents(session, e);
+    subs.into_iter()
+        .map(|sub| {
+            let tree = (args.subagents && depth < MAX_NESTING).then(|| {
+                let drawn = open::read_path(&sub.path, ctx.formats, |s| {
+                    let opts = Options {
+                        filter: args.filter.into(),
+                        search: None,
+                        folds: Vec::new(),
+                        leaf: s.default_leaf(),
+                        home: ctx.env.pi_home(),
+                        cwd: ctx.env.cwd_string(),
+                        cycle_roots: true,
+                    };
+                    let rows = view::read_rows(s, &opts)?;
+                    let v = view::build(s, rows.as_ref(), &opts);
+                    let text = TextOptions {
+                        width: None,
+                        ids: args.ids,
+                        time: args.time,
+                        compact: args.compact,
+                        max_levels: Some(draw::MAX_LEVELS),
+                    };
+                    let mut buf = Vec::new();
+                    let inner = |i| hung(ctx, args, s, i, depth + 1);
+                    draw::write_text_hung(&mut buf, &Ui::plain(), s, &v, &text, &inner)?;
+                    Ok(buf)
+                });
+                drawn.unwrap_or_else(|err| format!("(cannot read {}: {err:#})", sub.path.display()).into_bytes())
+            });
+            draw::Hung { kind: sub.kind, description: sub.description, tree }
+        })
+        .collect()
 }

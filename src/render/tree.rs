@@ -187,6 +187,15 @@ impl<'v, 's> Painter<'v, 's> {
     }
 }
 
+/// What hangs under a row besides its children: a subagent's transcript (Claude Code's
+/// `Agent` calls), folded to one line, or with its own tree drawn below the line.
+pub struct Hung {
+    pub kind: Option<String>,
+    pub description: Option<String>,
+    /// The transcript's tree as text, one line per row (`None`: folded).
+    pub tree: Option<Vec<u8>>,
+}
+
 /// Writes the tree as text: one line per visible entry, drawn as pi draws it.
 pub fn write_text(
     out: &mut dyn Write,
@@ -194,6 +203,19 @@ pub fn write_text(
     session: &Session,
     view: &TreeView,
     opts: &TextOptions,
+) -> io::Result<()> {
+    write_text_hung(out, ui, session, view, opts, &|_| Vec::new())
+}
+
+/// [`write_text`], with what `hung` gives for an entry drawn below its row, indented under
+/// it (the gutters of the rows around it carried on).
+pub fn write_text_hung(
+    out: &mut dyn Write,
+    ui: &Ui,
+    session: &Session,
+    view: &TreeView,
+    opts: &TextOptions,
+    hung: &dyn Fn(EntryIdx) -> Vec<Hung>,
 ) -> io::Result<()> {
     let items = items(view, opts.compact);
     let ids = opts.ids.then(|| IdColumn::new(session, view));
@@ -251,6 +273,11 @@ pub fn write_text(
         }
         let mut segs: Vec<Seg> = Vec::with_capacity(8);
         let (prefix, prefix_cols) = item_prefix(&mut painter, item);
+        let below = match entry {
+            Some(e) if matches!(item, Item::Row(_)) => hung(e),
+            _ => Vec::new(),
+        };
+        let carry = if below.is_empty() { String::new() } else { carried(&cols, prefix) };
         body(prefix, prefix_cols, view, item, text, &mut segs);
         match opts.width {
             None => {
@@ -271,8 +298,53 @@ pub fn write_text(
                 write_segs(out, ui, &body_cut)?;
             }
         }
-        out.write_all(b"\n")
+        out.write_all(b"\n")?;
+        for h in below {
+            write_hung(out, ui, &carry, &h, opts.width)?;
+        }
+        Ok(())
     })
+}
+
+/// The start of a line below a row: its columns blank, its gutters carried on (a branch
+/// connector becomes the line that continues to the next sibling, or nothing).
+fn carried(cols: &str, prefix: &str) -> String {
+    let mut s: String = " ".repeat(str_width(cols));
+    s.extend(prefix.chars().map(|c| match c {
+        '├' | '│' => '│',
+        _ => ' ',
+    }));
+    s.push_str("   ");
+    s
+}
+
+fn write_hung(out: &mut dyn Write, ui: &Ui, carry: &str, h: &Hung, width: Option<usize>) -> io::Result<()> {
+    let what = match (&h.kind, &h.description) {
+        (Some(k), Some(d)) => format!("subagent {}: {}", sanitize(k), sanitize(d)),
+        (Some(k), None) => format!("subagent {}", sanitize(k)),
+        (None, Some(d)) => format!("subagent: {}", sanitize(d)),
+        (None, None) => "subagent".to_string(),
+    };
+    let header = match h.tree {
+        None => format!("⊞ [{what}] (--subagents to show)"),
+        Some(_) => format!("⊟ [{what}]"),
+    };
+    let mut line = |text: &str, paint: Option<Paint>| -> io::Result<()> {
+        let segs: Vec<Seg> = vec![(None, Cow::Borrowed(carry)), (paint, Cow::Borrowed(text))];
+        match width {
+            Some(w) => write_segs(out, ui, &cut(&segs, 0, w, false))?,
+            None => write_segs(out, ui, &segs)?,
+        }
+        out.write_all(b"\n")
+    };
+    line(&header, Some(Paint::Dim))?;
+    if let Some(tree) = &h.tree {
+        // Already drawn (and made safe) by the subagent's own tree; indented under the header.
+        for l in String::from_utf8_lossy(tree).lines() {
+            line(&format!("   {l}"), None)?;
+        }
+    }
+    Ok(())
 }
 
 /// How many rows' texts are made at a time: enough to split over two threads, few enough
@@ -613,6 +685,18 @@ impl Serialize for Nodes<'_> {
                     folded: r.folded,
                     line: session.entries[r.entry].line,
                     children: view.children_of(r.entry).iter().map(|&c| session.id_value(c)).collect(),
+                    subagents: session
+                        .dialect()
+                        .subagents(session, r.entry)
+                        .into_iter()
+                        .map(|a| {
+                            serde_json::json!({
+                                "file": a.path.to_string_lossy(),
+                                "agentType": a.kind,
+                                "description": a.description,
+                            })
+                        })
+                        .collect(),
                 })?;
             }
         }
@@ -674,6 +758,9 @@ struct Node<'a> {
     folded: bool,
     line: LineNo,
     children: Vec<Value>,
+    /// Transcripts of subagents the entry started (files beside the session), when any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    subagents: Vec<Value>,
 }
 
 /// Writes the visible tree as one JSON document.

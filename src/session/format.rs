@@ -138,11 +138,26 @@ pub trait Dialect: Send + Sync {
         None
     }
 
+    /// The transcripts of subagents that entry `i` started (Claude Code's `Agent` / `Task`
+    /// calls write theirs to files of their own), for the tree to hang under it. pi: none.
+    fn subagents(&self, _s: &Session, _i: EntryIdx) -> Vec<Subagent> {
+        Vec::new()
+    }
+
     /// The fix hint `check` gives for a problem loading found, when this format's agent
     /// treats it otherwise than pi does (`None`: pi's hint holds).
     fn hint(&self, _problem: super::Problem) -> Option<&'static str> {
         None
     }
+}
+
+/// A subagent's transcript, found beside the session that started it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subagent {
+    pub path: std::path::PathBuf,
+    /// The kind of agent (`general-purpose`, `Explore`, …) and what it was asked to do.
+    pub kind: Option<String>,
+    pub description: Option<String>,
 }
 
 /// What the tree needs read from each entry.

@@ -71,6 +71,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("claude::forks_reopened_by_the_client", forks_reopened_by_the_client),
         Trial::test("claude::tree_shows_tools_in_pisces_style", tree_rows),
         Trial::test("claude::metadata_hidden_unless_filter_all", metadata_rows),
+        Trial::test("claude::subagent_hangs_under_its_call", subagent_rows),
         Trial::test("claude::session_id_found_in_claude_projects", found_by_id),
         Trial::test("claude::check_reports_unanswered_calls_and_new_types", check_findings),
     ]);
@@ -213,6 +214,51 @@ fn tree_rows() -> TestResult {
     }
     // The reply that only called tools is not a row of its own: its results name it.
     check(!text.contains("[Read: src/todo.js] [Grep"), || format!("a calls-only reply is shown:\n{text}"))
+}
+
+/// The subagent's transcript hangs under the row of the `Agent` call's result: folded by
+/// default, its own rows with `--subagents`, its file in JSON; found in the older flat
+/// layout (`agent-<id>.jsonl` beside the session) too.
+fn subagent_rows() -> TestResult {
+    let file = testdata().join("claude-code-2.1.332/08-subagent.jsonl");
+    let f = file.to_str().unwrap();
+    let folded = stdout(&run(&["tree", f]));
+    let lines: Vec<&str> = folded.lines().collect();
+    let call = lines.iter().position(|l| l.contains("[Agent: Inspect the tests]"));
+    check(
+        call.is_some_and(|k| {
+            lines.get(k + 1).is_some_and(|l| l.contains("⊞ [subagent general-purpose: Inspect the tests]"))
+        }),
+        || format!("no folded subagent under the call:\n{folded}"),
+    )?;
+    check(!folded.contains("Read test/todo.test.js"), || format!("folded, yet the subagent's rows show:\n{folded}"))?;
+    let open = stdout(&run(&["tree", f, "--subagents"]));
+    for row in [
+        "⊟ [subagent general-purpose",
+        "user: Read test/todo.test.js and say what it checks",
+        "[Read: test/todo.test.js]",
+    ] {
+        check(open.contains(row), || format!("no {row:?} with --subagents:\n{open}"))?;
+    }
+    let doc = stdout_json(&run(&["tree", f, "--format", "json"]))?;
+    let files: Vec<&str> = doc["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|n| n["subagents"].as_array().into_iter().flatten())
+        .filter_map(|a| a["file"].as_str())
+        .collect();
+    check(files.len() == 1 && files[0].ends_with("08-subagent/subagents/agent-a79426a3e1f52e748.jsonl"), || {
+        format!("subagents in JSON: {files:?}")
+    })?;
+    let flat = tempfile::tempdir()?;
+    fs::copy(&file, flat.path().join("s.jsonl"))?;
+    fs::copy(
+        testdata().join("claude-code-2.1.332/08-subagent/subagents/agent-a79426a3e1f52e748.jsonl"),
+        flat.path().join("agent-a79426a3e1f52e748.jsonl"),
+    )?;
+    let old = stdout(&run(&["tree", flat.path().join("s.jsonl").to_str().unwrap(), "--subagents"]));
+    check(old.contains("[Read: test/todo.test.js]"), || format!("the flat layout's subagent is not found:\n{old}"))
 }
 
 fn metadata_rows() -> TestResult {

@@ -12,6 +12,7 @@ pub mod fork;
 pub mod load;
 pub mod rows;
 mod scan;
+mod subagents;
 pub mod usage;
 
 use std::collections::BTreeSet;
@@ -208,6 +209,10 @@ impl Dialect for Claude {
         // `toolUseResult.file.content`: the file's text the numbered lines were made from.
         let v = context::line(s, i).ok()?;
         v.pointer("/toolUseResult/file/content").and_then(Value::as_str).map(str::to_string)
+    }
+
+    fn subagents(&self, s: &Session, i: EntryIdx) -> Vec<crate::session::format::Subagent> {
+        subagents::of(s, i)
     }
 
     fn hint(&self, problem: crate::session::Problem) -> Option<&'static str> {
