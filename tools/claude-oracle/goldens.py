@@ -220,6 +220,16 @@ def plan(docs, uuid, force=False):
     if uuid in chain(docs, leaf) and not force:
         return None, None, leaf, False
     order = {d["uuid"]: i for i, d in enumerate(docs) if is_entry(d)}
+    # The client drops every entry written before the last compact boundary that keeps a tail
+    # (the tail hangs under the summary): an entry written before it is planned in the file cut
+    # before the first boundary after it, where the model saw it.
+    bounds = [i for i, d in enumerate(docs) if is_boundary(d)]
+    meta = docs[bounds[-1]].get("compactMetadata") or {} if bounds else {}
+    later = [i for i in bounds if i > order.get(uuid, -1)]
+    if later and (meta.get("preservedSegment") or meta.get("preservedMessages")):
+        k = later[0]
+        keep, tip, leaf, _ = plan(docs[:k], uuid)
+        return (k if keep is None else keep), tip, leaf, True
     kids = {}
     for d in docs:
         if not is_entry(d):

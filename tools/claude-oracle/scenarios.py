@@ -152,6 +152,18 @@ SCRIPT = {
         {"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
         {"blocks": [text("Fixed: parseDue parses the day and `npm test` passes.")]},
     ],
+    # 10-compact-twice
+    "m-tests": [
+        {"blocks": [{"type": "thinking", "thinking": "Run the tests and read the test file at once."},
+                    text("I'll run the tests and read the test file."),
+                    tool("Bash", command="npm test", description="Run the tests"),
+                    tool("Read", file_path=f"{P}/test/todo.test.js")]},
+        {"blocks": [text("The tests fail on the day of the month.")]},
+    ],
+    "m-next": [{"blocks": [text("Next I would fix parseDue.")]}],
+    "m-branch": [{"blocks": [tool("Glob", pattern="src/*.js", path=P)]},
+                 {"blocks": [text("On this branch: only src/todo.js needs a change.")]}],
+    "m-after2": [{"blocks": [text("After the second compaction: still parseDue.")]}],
 }
 
 
@@ -367,6 +379,28 @@ def s09_two_fixes(ns):
     return sid
 
 
+def s10_compact_twice(ns):
+    """Thinking with two parallel calls; `/compact`; two prompts, then a branch from the first
+    reply after the compaction (`--resume-session-at`); `/compact` again (on the branch); one
+    more prompt."""
+    first = prompt(ns, "Read src/todo.js [[c-start]]")
+    sid = first["session_id"]
+    prompt(ns, "Run the tests [[m-tests]]", "--resume", sid)
+    ns.claude(["-p", "/compact", "--output-format", "json", "--resume", sid])
+    prompt(ns, "What now? [[c-after]]", "--resume", sid)
+    at = last_reply(sid, "After the compaction")
+    prompt(ns, "And next? [[m-next]]", "--resume", sid)
+    prompt(ns, "Which files need a change? [[m-branch]]", "--resume", sid, "--resume-session-at", at)
+    ns.claude(["-p", "/compact", "--output-format", "json", "--resume", sid])
+    prompt(ns, "And now? [[m-after2]]", "--resume", sid)
+    NOTES["10-compact-twice"] = [
+        f"branch point (the first reply after the first compaction): `{at}`",
+        f"leaf of the rewound-away branch: `{last_reply(sid, 'Next I would fix')}`",
+        f"leaf after the second compaction (the default): `{last_reply(sid, 'After the second compaction')}`",
+    ]
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -377,6 +411,7 @@ SCENARIOS = {
     "07-fork-session": s07_fork,
     "08-subagent": s08_subagent,
     "09-two-fixes": s09_two_fixes,
+    "10-compact-twice": s10_compact_twice,
 }
 
 

@@ -255,6 +255,9 @@ struct Item {
     effort: Option<String>,
     /// An attachment's texts for the user's turn, and whether this is not its first.
     attachment: Option<bool>,
+    /// An attachment of a kind the client joins as it joins a user line (with the `\n`);
+    /// on a message, that its last block is such an attachment's.
+    joins_as_line: bool,
     /// The `output_config` effort a system message states.
     states: Option<String>,
     /// Tools a system message makes available (`tool_addition` blocks after its text).
@@ -263,7 +266,16 @@ struct Item {
 
 impl Item {
     fn new(role: &'static str, content: Value) -> Item {
-        Item { role, content, reply: None, effort: None, attachment: None, states: None, additions: Vec::new() }
+        Item {
+            role,
+            content,
+            reply: None,
+            effort: None,
+            attachment: None,
+            joins_as_line: false,
+            states: None,
+            additions: Vec::new(),
+        }
     }
 }
 
@@ -339,6 +351,8 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
         }
         "attachment" => {
             let role = v.get("renderedRole").and_then(Value::as_str).unwrap_or("user");
+            let kind = v["attachment"]["type"].as_str().unwrap_or_default();
+            let joins_as_line = JOINED_AS_LINES.contains(&kind);
             let rendered = v.get("rendered").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
             rendered
                 .iter()
@@ -353,16 +367,22 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
                         }
                         Item::new("system", t.into())
                     }
-                    (_, Value::String(t)) => {
-                        Item { attachment: Some(k > 0), ..Item::new("user", json!([{"type": "text", "text": t}])) }
-                    }
-                    (_, other) => Item { attachment: Some(k > 0), ..Item::new("user", other.clone()) },
+                    (_, Value::String(t)) => Item {
+                        attachment: Some(k > 0),
+                        joins_as_line,
+                        ..Item::new("user", json!([{"type": "text", "text": t}]))
+                    },
+                    (_, other) => Item { attachment: Some(k > 0), joins_as_line, ..Item::new("user", other.clone()) },
                 })
                 .collect()
         }
         _ => Vec::new(),
     }
 }
+
+/// Attachments the client joins onto the user message before them as it joins a user line
+/// (files and folders it read, nested memory files); the others go on without the `\n`.
+const JOINED_AS_LINES: &[&str] = &["file", "directory", "nested_memory"];
 
 fn blocks(content: Value) -> Vec<Value> {
     match content {
@@ -550,12 +570,15 @@ fn join(ordered: Vec<Item>) -> Vec<Item> {
                 let after_reply = item.attachment == Some(true) && out.last().is_some_and(|l| l.attachment.is_some());
                 match out.last_mut().filter(|l| l.role == "user") {
                     Some(last) if !after_reply || last.attachment.is_none() => {
-                        // An attachment's texts are put after the message's blocks as
-                        // they are; a user line's join puts a newline at the seam.
-                        // (Nor does a user line's onto the later texts of an attachment
-                        // that began a message of its own after a reply: the client's
-                        // requests show none there.)
-                        if item.attachment.is_some() || last.attachment == Some(true) {
+                        // A user line's join puts a newline at the seam, and so does a
+                        // file's; other attachments' texts go on as they are, and so does
+                        // a user line put right after a file's text (the client's requests
+                        // show no newline there).
+                        let plain = match item.attachment {
+                            Some(_) => !item.joins_as_line,
+                            None => last.joins_as_line,
+                        };
+                        if plain {
                             let mut c = blocks(last.content.take());
                             c.extend(blocks(item.content));
                             last.content = Value::Array(c);
@@ -563,6 +586,7 @@ fn join(ordered: Vec<Item>) -> Vec<Item> {
                             join_user(&mut last.content, item.content);
                         }
                         last.attachment = None;
+                        last.joins_as_line = item.attachment.is_some() && item.joins_as_line;
                     }
                     _ => out.push(item),
                 }
