@@ -49,12 +49,11 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     read_one(ctx, &args.session, |session, reading| {
-        let leaf = match (&args.rev, args.leaf_null) {
-            (_, true) => None,
-            (Some(r), false) => Some(rev::resolve(session, r)?),
-            (None, false) => session.default_leaf(),
+        let projection = match (args.rev.as_deref(), args.leaf_null) {
+            (_, true) => session.dialect().project(session, None)?,
+            (None | Some("@"), false) => session.dialect().resume(session)?,
+            (Some(r), false) => session.dialect().project(session, Some(rev::resolve(session, r)?))?,
         };
-        let projection = session.dialect().project(session, leaf)?;
         reading.start_output()?;
         // Stdout is line-buffered; a JSON document has a newline per value.
         let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

@@ -90,6 +90,13 @@ pub trait Dialect: Send + Sync {
     /// The context the agent sends to its model at `leaf` (`None`: before the first entry).
     fn project(&self, s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable>;
 
+    /// The context the agent sends when the session is resumed as it is, no entry named (the
+    /// leaf it picks itself). pi: the context at its default leaf. Claude Code: `--resume`,
+    /// which answers a turn the file left unfinished (docs/claude-format.md §2).
+    fn resume(&self, s: &Session) -> Result<Projection, Unreadable> {
+        self.project(s, s.default_leaf())
+    }
+
     /// A projection's messages as the agent hands them to its model's API layer (pi:
     /// `convertToLlm`).
     fn llm_messages(&self, p: &Projection) -> Vec<Value>;

@@ -369,8 +369,10 @@ fn forks_build_the_same_context() -> TestResult {
         check(text.lines().all(|l| l.contains(&format!("\"sessionId\":\"{id}\""))), || {
             format!("a line of {path} keeps the old id")
         })?;
+        // The fork's context at its last entry is the source's there (as the fork is
+        // resumed, `--resume` answers a turn left unfinished: forks_reopened_by_the_client).
         let want = anthropic_messages(&src, Some(u))?;
-        let got = anthropic_messages(Path::new(&path), None)?;
+        let got = anthropic_messages(Path::new(&path), Some(u))?;
         if let Some(d) = first_diff(&got, &want, "$") {
             return Err(format!("fork at {u}: {d}").into());
         }
@@ -484,9 +486,18 @@ fn diff_of_two_fix_attempts() -> TestResult {
 /// ends mid-turn (`--resume` alone, as on a fork) rather than cut there
 /// (`--resume-session-at`): it answers the interrupted turn with an assistant "No response
 /// requested.", words the results it makes up for unanswered calls otherwise and puts them
-/// after the real ones, and sends an empty system message for its effort. Those are taken out of both sides.
+/// after the real ones, and sends an empty system message for its effort; a user line it joins
+/// after a file's text gets a newline there that it does not get when the next prompt joins
+/// that message. Those are taken out of both sides.
 fn as_if_cut(messages: &Value) -> Value {
     let mut out: Vec<Value> = canonical(messages).as_array().cloned().unwrap_or_default();
+    for m in &mut out {
+        for b in m["content"].as_array_mut().into_iter().flatten() {
+            if let Some(t) = b["text"].as_str().and_then(|t| t.strip_suffix("</system-reminder>\n")) {
+                b["text"] = format!("{t}</system-reminder>").into();
+            }
+        }
+    }
     out.retain(|m| !(m["role"] == "system" && m["content"].as_array().is_some_and(Vec::is_empty)));
     if out.last().is_some_and(|m| m["role"] == "assistant" && m["content"][0]["text"] == "No response requested.") {
         out.pop();
@@ -510,18 +521,37 @@ fn as_if_cut(messages: &Value) -> Value {
 }
 
 /// `forks/<stem>.json`: what the real client sent when it resumed `pisces fork FILE UUID`
-/// (tools/claude-oracle/forkcheck.py), at every entry. It is what it sent resuming the source
-/// there, and what `pisces path` says.
+/// (tools/claude-oracle/forkcheck.py), at every entry. `pisces path FORK` (no REV: the
+/// context `--resume` sends) says exactly that, and it is what the client sent resuming the
+/// source there, but for what `--resume` adds to a turn left unfinished.
 fn forks_reopened_by_the_client() -> TestResult {
     let dir = testdata().join("claude-code-2.1.332");
+    let scratch = tempfile::tempdir()?;
     let mut compared = 0;
-    for stem in ["01-tool-calls", "09-two-fixes"] {
+    let mut stems: Vec<String> = fs::read_dir(dir.join("forks"))?
+        .flatten()
+        .filter_map(|e| e.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    stems.sort();
+    for stem in &stems {
+        let file = dir.join(format!("{stem}.jsonl"));
         let forks: Value = serde_json::from_str(&fs::read_to_string(dir.join(format!("forks/{stem}.json")))?)?;
         let source: Value = serde_json::from_str(&fs::read_to_string(dir.join(format!("requests/{stem}.json")))?)?;
-        for (uuid, got) in forks["at"].as_object().into_iter().flatten() {
-            check(got.is_array(), || format!("{stem}: the client did not resume the fork at {uuid}: {got}"))?;
+        for (k, (uuid, sent)) in forks["at"].as_object().into_iter().flatten().enumerate() {
+            check(sent.is_array(), || format!("{stem}: the client did not resume the fork at {uuid}: {sent}"))?;
+            // pisces's fork, resumed as the client resumes it (`path` without REV is `--resume`).
+            let fork = scratch.path().join(format!("{stem}-{k}.jsonl"));
+            let out = run(&["fork", file.to_str().unwrap(), uuid, "-o", fork.to_str().unwrap()]);
+            check(out.status.success(), || stderr(&out))?;
+            let got = anthropic_messages(&fork, None)?;
+            if let Some(d) = first_diff(&canonical(&got), &canonical(sent), "$") {
+                return Err(
+                    format!("{stem}: the fork at {uuid}: pisces path says otherwise than the client: {d}").into()
+                );
+            }
+            // And the client resumed the fork as it resumed the source there.
             let want = &source["at"][uuid]["messages"];
-            if let Some(d) = first_diff(&as_if_cut(got), &as_if_cut(want), "$") {
+            if let Some(d) = first_diff(&as_if_cut(sent), &as_if_cut(want), "$") {
                 return Err(format!("{stem}: the fork at {uuid} resumes otherwise than the source: {d}").into());
             }
             compared += 1;

@@ -35,6 +35,14 @@ fn records_effort(version: Option<&str>) -> bool {
 /// What the client sends for a tool call whose result it cannot find.
 pub const MISSING_RESULT: &str = "[Tool result missing due to internal error]";
 
+/// What `--resume` sends for the calls of a turn the file left unfinished, and the reply it
+/// answers that turn with.
+pub const INTERRUPTED_RESULT: &str = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]";
+pub const NO_RESPONSE: &str = "No response requested.";
+
+/// How the user lines of a local command (`/compact`) begin.
+const LOCAL_COMMAND: &[&str] = &["<local-command-caveat>", "<command-name>", "<local-command-stdout>"];
+
 /// The file as the client loads it (docs/claude-format.md §2 step 0). When a compact
 /// boundary keeps a tail of the conversation (`compactMetadata.preservedMessages`, or the
 /// `preservedSegment` walked from its tail to its head), the client drops every entry written
@@ -427,7 +435,7 @@ fn join_user(a: &mut Value, b: Value) {
 const PROBE: &str = "\u{0}pisces: the next prompt\u{0}";
 
 /// The `messages` Claude Code sends for the context of `entries` (steps 4 to 6).
-pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unreadable> {
+pub fn api_messages(s: &Session, entries: &[EntryIdx], resumed: bool) -> Result<Vec<Value>, Unreadable> {
     let mut lines = Vec::with_capacity(entries.len());
     let mut defined: HashSet<String> = HashSet::default();
     for &i in entries {
@@ -458,7 +466,13 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
     if turn_effort.is_none() && records_effort(s.header.version.as_ref().and_then(Value::as_str)) {
         turn_effort = Some(DEFAULT_EFFORT.into());
     }
-    list.push(Item::new("user", json!([{"type": "text", "text": PROBE}])));
+    // A turn is left unfinished unless the last user line is one of a local command's
+    // (`/compact`'s caveat, name and output), which the model is not asked to answer.
+    let unfinished = list.iter().rev().find(|i| i.role == "user" && i.attachment.is_none()).is_some_and(|i| {
+        let text =
+            blocks(i.content.clone()).first().and_then(|b| b.get("text")).and_then(Value::as_str).map(str::to_string);
+        !text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)))
+    });
     // Attachments for the user's turn go before it: up past user and system messages, to
     // the reply or the tool results before them.
     let mut ordered: Vec<Item> = Vec::with_capacity(list.len());
@@ -480,19 +494,27 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
             ordered.push(item);
         }
     }
-    let mut out = join(ordered);
+    let mut joiner = Joiner::default();
+    for item in ordered {
+        joiner.push(item);
+    }
     // A reply that is only thinking, last before the next prompt (resumed at its thinking
     // line), is not sent.
-    let probe = out.len() - 1;
-    if probe > 0
-        && out[probe - 1].role == "assistant"
-        && out[probe - 1].content.as_array().is_some_and(|a| {
-            !a.is_empty() && a.iter().all(|b| is_type(b, "thinking") || is_type(b, "redacted_thinking"))
-        })
-    {
-        out.remove(probe - 1);
+    if joiner.out.last().is_some_and(|m| {
+        m.role == "assistant"
+            && m.content.as_array().is_some_and(|a| {
+                !a.is_empty() && a.iter().all(|b| is_type(b, "thinking") || is_type(b, "redacted_thinking"))
+            })
+    }) {
+        joiner.out.pop();
     }
-    answer_unanswered(&mut out);
+    answer_unanswered(&mut joiner.out, resumed);
+    // `--resume` answers a turn the file left unfinished before the next prompt.
+    if resumed && unfinished && joiner.out.last().is_some_and(|m| m.role == "user") {
+        joiner.push(Item::new("assistant", json!([{"type": "text", "text": NO_RESPONSE}])));
+    }
+    joiner.push(Item::new("user", json!([{"type": "text", "text": PROBE}])));
+    let mut out = joiner.finish();
     if let Some(e) = turn_effort {
         out = state_effort(out, &e);
     }
@@ -528,56 +550,76 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx]) -> Result<Vec<Value>, Unr
 /// a user message joins the one before it; an attachment's texts join the user message
 /// before them, or after a reply each is a message of its own; system texts wait for the
 /// next reply (or the end) and go there as one system message after the user's turn.
-fn join(ordered: Vec<Item>) -> Vec<Item> {
-    let mut out: Vec<Item> = Vec::new();
-    let mut waiting: Vec<Item> = Vec::new();
-    let flush = |out: &mut Vec<Item>, waiting: &mut Vec<Item>| {
-        if waiting.is_empty() {
+#[derive(Default)]
+struct Joiner {
+    out: Vec<Item>,
+    waiting: Vec<Item>,
+    /// Seams (message, block) where a user line was put after a file's text without the
+    /// newline: the client's requests show none there when the next prompt joins the same
+    /// message, and one when it does not (see [`Joiner::close_seams`]).
+    file_seams: Vec<(usize, usize)>,
+}
+
+impl Joiner {
+    /// The system texts waiting, as one system message after the last message.
+    fn flush(&mut self) {
+        if self.waiting.is_empty() {
             return;
         }
-        let texts: Vec<&str> = waiting.iter().map(|w| w.content.as_str().unwrap_or_default()).collect();
+        let texts: Vec<&str> = self.waiting.iter().map(|w| w.content.as_str().unwrap_or_default()).collect();
         let text = texts.join("\n\n");
-        let additions: Vec<String> = waiting.drain(..).flat_map(|w| w.additions).collect();
-        match out.last_mut() {
+        let additions: Vec<String> = self.waiting.drain(..).flat_map(|w| w.additions).collect();
+        match self.out.last_mut() {
             Some(last) if last.role == "system" => {
                 last.content = format!("{}\n\n{text}", last.content.as_str().unwrap_or_default()).into();
                 last.additions.extend(additions);
             }
-            Some(last) if last.role == "user" => out.push(Item { additions, ..Item::new("system", text.into()) }),
+            Some(last) if last.role == "user" => self.out.push(Item { additions, ..Item::new("system", text.into()) }),
             // After a reply, or with nothing before, the texts go as the user's.
-            _ => out.push(Item::new(
+            _ => self.out.push(Item::new(
                 "user",
                 json!([{"type": "text", "text": format!("<system-reminder>\n{text}\n</system-reminder>")}]),
             )),
         }
-    };
-    for item in ordered {
+    }
+
+    fn push(&mut self, item: Item) {
+        let k = self.out.len().saturating_sub(1);
+        let out = &mut self.out;
         match item.role {
-            "system" => waiting.push(item),
+            "system" => self.waiting.push(item),
             "assistant" => {
                 if let Some(last) = out.last_mut() {
                     if last.role == "assistant" && last.reply.is_some() && last.reply == item.reply {
                         let mut c = blocks(last.content.take());
                         c.extend(blocks(item.content));
                         last.content = Value::Array(c);
-                        continue;
+                        return;
                     }
                 }
-                flush(&mut out, &mut waiting);
-                out.push(item);
+                self.flush();
+                self.out.push(item);
             }
             _ => {
                 let after_reply = item.attachment == Some(true) && out.last().is_some_and(|l| l.attachment.is_some());
                 match out.last_mut().filter(|l| l.role == "user") {
                     Some(last) if !after_reply || last.attachment.is_none() => {
                         // A user line's join puts a newline at the seam, and so does a
-                        // file's; other attachments' texts go on as they are, and so does
-                        // a user line put right after a file's text (the client's requests
-                        // show no newline there).
+                        // file's; other attachments' texts go on as they are. A user line
+                        // right after a file's text: see `file_seams`.
                         let plain = match item.attachment {
                             Some(_) => !item.joins_as_line,
                             None => last.joins_as_line,
                         };
+                        if item.attachment.is_none() && last.joins_as_line {
+                            let len = match &last.content {
+                                Value::Array(a) => a.len(),
+                                Value::Null => 0,
+                                _ => 1,
+                            };
+                            let at = len.saturating_sub(1);
+                            self.file_seams.push((k, at));
+                        }
                         if plain {
                             let mut c = blocks(last.content.take());
                             c.extend(blocks(item.content));
@@ -593,8 +635,32 @@ fn join(ordered: Vec<Item>) -> Vec<Item> {
             }
         }
     }
-    flush(&mut out, &mut waiting);
-    out
+
+    /// The newline at each file seam of a message the next prompt did not join.
+    fn close_seams(&mut self) {
+        let probe = self.out.iter().rposition(|m| {
+            m.role == "user"
+                && m.content
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|b| b.get("text").and_then(Value::as_str) == Some(PROBE)))
+        });
+        for &(m, b) in &self.file_seams {
+            if Some(m) == probe {
+                continue;
+            }
+            if let Some(Value::String(t)) =
+                self.out.get_mut(m).and_then(|m| m.content.get_mut(b)).and_then(|b| b.get_mut("text"))
+            {
+                t.push('\n');
+            }
+        }
+    }
+
+    fn finish(mut self) -> Vec<Item> {
+        self.flush();
+        self.close_seams();
+        self.out
+    }
 }
 
 /// Step 6: the effort, stated after the first user message and wherever the effort of the
@@ -686,7 +752,9 @@ fn tool_results_first(content: Value) -> Value {
 }
 
 /// Step 5: every call gets a result in the user message after its reply.
-fn answer_unanswered(out: &mut Vec<Item>) {
+/// `resumed` (`--resume`): the calls of the last reply, when the file ends in its turn, are
+/// interrupted instead, and their results go after the ones that are there.
+fn answer_unanswered(out: &mut Vec<Item>, resumed: bool) {
     let mut k = 0;
     while k < out.len() {
         if out[k].role != "assistant" {
@@ -714,13 +782,20 @@ fn answer_unanswered(out: &mut Vec<Item>) {
             .filter(|b| is_type(b, "tool_result"))
             .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str).map(str::to_string))
             .collect();
+        let unfinished = resumed && (k + 1..out.len()).all(|j| out[j].role == "user" && Some(j) == next);
+        let text = if unfinished { INTERRUPTED_RESULT } else { MISSING_RESULT };
         let missing: Vec<Value> = calls
             .iter()
             .filter(|c| !answered.contains(*c))
-            .map(|c| json!({"type": "tool_result", "tool_use_id": c, "content": MISSING_RESULT, "is_error": true}))
+            .map(|c| json!({"type": "tool_result", "tool_use_id": c, "content": text, "is_error": true}))
             .collect();
         if !missing.is_empty() {
             match next.filter(|&j| out[j].role == "user") {
+                Some(j) if unfinished => {
+                    let mut c = blocks(out[j].content.take());
+                    c.extend(missing);
+                    out[j].content = Value::Array(c);
+                }
                 Some(j) => {
                     let mut c = missing;
                     c.extend(blocks(out[j].content.take()));

@@ -115,6 +115,23 @@ pub struct Claude {
 }
 
 impl Claude {
+    /// The context at `leaf` (`--resume-session-at`), or as `--resume` sends it.
+    fn projection(&self, s: &Session, leaf: Option<EntryIdx>, resumed: bool) -> Result<Projection, Unreadable> {
+        let Some(leaf) = leaf else { return Ok(Projection { anthropic: Some(Vec::new()), ..Default::default() }) };
+        let path = context::entries_at(s, self, leaf);
+        let anthropic = context::api_messages(s, &path, resumed)?;
+        let (messages, entries, model) = entries::project(s, &path)?;
+        Ok(Projection {
+            leaf: Some(leaf),
+            path,
+            thinking_level: None,
+            model,
+            entries,
+            messages,
+            anthropic: Some(anthropic),
+        })
+    }
+
     pub fn new(lines: Vec<Line>) -> Claude {
         let mut by_uuid = HashMap::default();
         let mut groups: HashMap<String, Vec<u32>> = HashMap::default();
@@ -162,19 +179,11 @@ impl Dialect for Claude {
     }
 
     fn project(&self, s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable> {
-        let Some(leaf) = leaf else { return Ok(Projection { anthropic: Some(Vec::new()), ..Default::default() }) };
-        let path = context::entries_at(s, self, leaf);
-        let anthropic = context::api_messages(s, &path)?;
-        let (messages, entries, model) = entries::project(s, &path)?;
-        Ok(Projection {
-            leaf: Some(leaf),
-            path,
-            thinking_level: None,
-            model,
-            entries,
-            messages,
-            anthropic: Some(anthropic),
-        })
+        self.projection(s, leaf, false)
+    }
+
+    fn resume(&self, s: &Session) -> Result<Projection, Unreadable> {
+        self.projection(s, s.default_leaf(), true)
     }
 
     fn llm_messages(&self, p: &Projection) -> Vec<Value> {
