@@ -25,7 +25,8 @@ pub struct Args {
     /// Session file, `-` for stdin, or a session id / unique id prefix.
     pub session: String,
 
-    /// The leaf to project (default `@`, pi's current leaf: the last entry in the file).
+    /// The leaf to project (default `@`: the session as its agent resumes it; pi's current
+    /// leaf, the last entry in the file; for Claude Code what `claude --resume` sends).
     #[arg(conflicts_with = "leaf_null")]
     pub rev: Option<String>,
 
