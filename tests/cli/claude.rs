@@ -130,6 +130,19 @@ fn logged_requests_match() -> TestResult {
     let (mut compared, mut failures) = (0, Vec::new());
     for (file, _) in goldens() {
         logged_requests_of(&file, &mut compared, &mut failures)?;
+        // Its subagents' transcripts log their requests too.
+        let subs = file.with_extension("").join("subagents");
+        let mut subs: Vec<PathBuf> = fs::read_dir(subs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        subs.sort();
+        for sub in subs {
+            logged_requests_of(&sub, &mut compared, &mut failures)?;
+        }
     }
     check(compared > 0, || "no corpus file logs a request whose messages it holds".to_string())?;
     check(failures.is_empty(), || format!("{} of {compared} requests differ:\n{}", failures.len(), failures.join("\n")))
