@@ -167,8 +167,9 @@ pub enum Validate {
     /// Every line, as `check` needs (and a read that met a broken line: so that all the
     /// broken lines are found at once, not one per attempt).
     All,
-    /// Only the lines the index takes something from beyond their place in the tree (the
-    /// last line, `last-prompt`, titles, the header's fields); an entry's line is validated
+    /// Only the lines the index takes something from beyond their place in the tree (a
+    /// last line without its newline, which may be cut off, `last-prompt`, titles, the
+    /// header's fields); an entry's line is validated
     /// by whoever parses it (its content is needed then), and a line found broken then makes
     /// the read start again with [`Validate::All`] (`session::open`).
     Used,
@@ -513,5 +514,62 @@ fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, ow
             owned.push(p);
             entries[child].parent_id = StrRef::owned(owned.len() - 1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::open;
+
+    /// Four lines, the third broken (`tru`) but with a uuid the walk reads.
+    const FILE: &str = concat!(
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}"#,
+        "\n",
+        r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"yes"}]}}"#,
+        "\n",
+        r#"{"type":"user","uuid":"u2","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":"more"},"isMeta":tru}"#,
+        "\n",
+        r#"{"type":"assistant","uuid":"a2","parentUuid":"u2","sessionId":"s","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"ok"}]}}"#,
+        "\n",
+    );
+
+    fn source() -> Source {
+        Source::from_bytes("t.jsonl", FILE.as_bytes().to_vec())
+    }
+
+    /// `check` validates every line: the broken one is a finding with its line.
+    #[test]
+    fn check_finds_a_broken_line_the_index_would_not_validate() {
+        let findings = crate::session::check::check(&source(), crate::formats::ALL).unwrap();
+        assert!(findings.iter().any(|f| f.kind == "malformed" && f.line == Some(LineNo(3))), "{findings:?}");
+    }
+
+    /// A command that parses the broken line reads the file again with every line
+    /// validated: the line is skipped as the client skips it, and reported.
+    #[test]
+    fn a_broken_line_on_the_path_is_skipped_after_a_second_read() {
+        let open = || Ok(vec![source()]);
+        let mut reported = Vec::new();
+        let (entries, path) = open::read(
+            &open,
+            crate::formats::ALL,
+            &mut |s| {
+                reported.extend(s.diagnostics.iter().map(|d| (d.kind, d.line)));
+                Ok(())
+            },
+            |sessions, reading| {
+                let s = &sessions[0];
+                let p = s.dialect().project(s, s.default_leaf())?;
+                reading.start_output()?;
+                Ok((s.entries.len(), p.path.len()))
+            },
+        )
+        .unwrap();
+        // u2 is not an entry; a2's parent is missing, so its path is itself.
+        assert_eq!((entries, path), (3, 1));
+        assert!(reported.contains(&(Problem::Malformed, Some(LineNo(3)))), "{reported:?}");
+        // Loaded lazily, the line is an entry until something parses it.
+        assert_eq!(load(&source(), &BTreeSet::new()).unwrap().entries.len(), 4);
     }
 }

@@ -85,6 +85,10 @@ impl Format for ClaudeFormat {
     fn load<'a>(&'static self, source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
         load::load(source, exclude)
     }
+
+    fn load_checked<'a>(&'static self, source: &'a Source) -> Result<Session<'a>, LoadError> {
+        load::load_with(source, &BTreeSet::new(), load::Validate::All)
+    }
 }
 
 /// What the index keeps of each entry's line beyond the common fields (parallel to
