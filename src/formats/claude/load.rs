@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{Claude, Line};
+use super::{Claude, Line, ReplySpans};
 use crate::session::entry::{EntryMeta, EntryType, LineNo, Role, StrRef};
 use crate::session::index::{ChildOrder, Header, Parts};
 use crate::session::validate::{validate, Verdict};
@@ -117,6 +117,9 @@ pub(super) struct Head<'a> {
     /// `message.id` (filled by `scan::head`, or from `message` here).
     #[serde(skip)]
     pub message_id: Str<'a>,
+    /// Where `message.model` and `message.usage` are (filled by `scan::head`).
+    #[serde(skip)]
+    pub reply: Option<ReplySpans>,
 }
 
 /// What the index reads of a line's `message`.
@@ -436,6 +439,7 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             message_id: head.message_id.as_deref().filter(|_| ty == "assistant").map(str::to_string),
             tool_result: ty == "user" && some_results,
             sidechain: head.is_sidechain.as_ref().and_then(Value::as_bool).unwrap_or(false),
+            reply: head.reply.filter(|_| ty == "assistant"),
         });
         part.entries.push(e);
     }

@@ -102,6 +102,18 @@ pub struct Line {
     /// A user line with a tool result among its blocks.
     pub tool_result: bool,
     pub sidechain: bool,
+    /// Where an assistant line's `message.model` and `message.usage` are, so that its
+    /// usage is read without parsing the line; `None` when the index did not find them so
+    /// (the line is parsed then).
+    pub reply: Option<ReplySpans>,
+}
+
+/// Byte ranges in a line of its `message.model` and `message.usage` values, each when it
+/// is there once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplySpans {
+    pub model: Option<(u32, u32)>,
+    pub usage: Option<(u32, u32)>,
 }
 
 /// One loaded Claude Code file.

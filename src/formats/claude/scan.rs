@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use crate::session::walk::{skip_ws, Blocks, Structure};
 
 use super::load::{Head, MessageHead, Str};
+use super::ReplySpans;
 
 /// Calls `f(key, value bytes)` for each member of the object at `i`; the end of the object.
 fn members<'a>(
@@ -120,7 +121,13 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks) -> Option<(Head<'a>, bool, 
     let st = &st;
     let mut h = Head::default();
     let (mut some, mut all) = (false, false);
+    // `message.model` and `message.usage` where each is once in the only `message`.
+    let mut messages = 0;
+    let (mut models, mut usages, mut spans) = (0, 0, ReplySpans::default());
     members_at(st, line, 0, |k, at| {
+        if k == b"message" {
+            messages += 1;
+        }
         if k == b"message" && line.get(at) == Some(&b'{') {
             let mut m = MessageHead::default();
             let end = members_at(st, line, at, |mk, mat| match mk {
@@ -131,9 +138,12 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks) -> Option<(Head<'a>, bool, 
                 }
                 _ => {
                     let end = st.value_end(mat)?;
+                    let span = Some((mat as u32, end as u32));
                     match mk {
                         b"id" => m.id = string(&line[mat..end])?,
                         b"role" => m.role = string(&line[mat..end])?,
+                        b"model" => (models, spans.model) = (models + 1, span),
+                        b"usage" => (usages, spans.usage) = (usages + 1, span),
                         _ => {}
                     }
                     Some(end)
@@ -161,6 +171,10 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks) -> Option<(Head<'a>, bool, 
         }
         Some(end)
     })?;
+    // (A line longer than 4 GiB keeps no spans.)
+    if messages == 1 && models <= 1 && usages <= 1 && u32::try_from(line.len()).is_ok() {
+        h.reply = Some(spans);
+    }
     Some((h, some, all))
 }
 
