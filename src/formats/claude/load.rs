@@ -157,6 +157,13 @@ fn some_tool_result(content: Option<&RawValue>) -> bool {
         .is_ok_and(|blocks| blocks.iter().any(|b| b.ty.as_deref() == Some("tool_result")))
 }
 
+/// Where `s` sits inside `line`, when it was borrowed from it.
+fn offset_in(line: &[u8], s: &str) -> Option<usize> {
+    let (start, end) = (line.as_ptr() as usize, line.as_ptr() as usize + line.len());
+    let p = s.as_ptr() as usize;
+    (p >= start && p + s.len() <= end).then(|| p - start)
+}
+
 /// How much of the file is validated as JSON while it is indexed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Validate {
@@ -413,13 +420,18 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             _ => (EntryType::Custom, Role::None),
         };
         let mut e = EntryMeta::new(here, raw.len(), no, kind, role);
-        // Ids are copied out of the lines: the index's maps and every later lookup then read
-        // them from a few megabytes of heap rather than from all over the mapped file.
+        // Ids are copied out of the lines: the index's map and every later lookup (leaves'
+        // short ids, …) then read them from a few megabytes of heap rather than from all
+        // over the mapped file.
         e.id = owned_ref(&mut part.owned, uuid);
         let parent = parent_uuid.as_deref().filter(|p| !p.is_empty());
         let logical = logical_parent_uuid.as_deref().filter(|p| !p.is_empty());
         e.parent_id = match parent.or(if kind == EntryType::Compaction { logical } else { None }) {
-            Some(p) => owned_ref(&mut part.owned, p),
+            // Parents stay in their lines: the index reads each one once, in file order.
+            Some(p) => match offset_in(raw, p) {
+                Some(off) => StrRef::in_line(p, off),
+                None => owned_ref(&mut part.owned, p),
+            },
             None => StrRef::NONE,
         };
         part.uuids.push(uuid.to_string());
