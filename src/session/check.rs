@@ -6,8 +6,6 @@
 //! naming nothing, compactions keeping an entry off their path, tool results without their
 //! call, calls never answered).
 
-use std::collections::BTreeSet;
-
 use serde::Serialize;
 
 use super::entry::LineNo;
@@ -94,7 +92,7 @@ pub fn check_file(name: &str, source: Result<Source, String>, formats: &[&'stati
 /// Checks one session's bytes. `Err` only when the file has no session at all (no valid
 /// header, empty): that is reported as one error finding by the caller.
 pub fn check(source: &Source, formats: &[&'static dyn Format]) -> Result<Vec<Finding>, LoadError> {
-    let session = super::open::load(source, formats, &BTreeSet::new())?;
+    let session = super::open::load_checked(source, formats)?;
     let mut out: Vec<Finding> = session
         .diagnostics
         .iter()

@@ -58,6 +58,13 @@ pub trait Format: Sync {
     /// Reads the file into the common index. `exclude` names lines to treat as malformed
     /// (see [`super::open`]: a line that the validator passed but that does not parse).
     fn load<'a>(&'static self, source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError>;
+
+    /// [`Format::load`] with every line validated, for `check`. A format whose `load`
+    /// validates only the lines it uses (Claude Code's: a command finds the others broken
+    /// when it parses them, and reads again) validates all here.
+    fn load_checked<'a>(&'static self, source: &'a Source) -> Result<Session<'a>, LoadError> {
+        self.load(source, &BTreeSet::new())
+    }
 }
 
 /// What the format alone knows how to do with one loaded session.

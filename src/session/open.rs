@@ -53,6 +53,15 @@ pub fn load<'a>(
     formats: &[&'static dyn Format],
     exclude: &BTreeSet<LineNo>,
 ) -> Result<Session<'a>, LoadError> {
+    format_of(source, formats)?.load(source, exclude)
+}
+
+/// [`load`] with every line validated ([`Format::load_checked`]), for `check`.
+pub fn load_checked<'a>(source: &'a Source, formats: &[&'static dyn Format]) -> Result<Session<'a>, LoadError> {
+    format_of(source, formats)?.load_checked(source)
+}
+
+fn format_of(source: &Source, formats: &[&'static dyn Format]) -> Result<&'static dyn Format, LoadError> {
     let format =
         detect(source, formats).or_else(|| formats.first().copied()).ok_or_else(|| LoadError::NotASession {
             name: source.name.clone(),
@@ -61,7 +70,7 @@ pub fn load<'a>(
             reason: "pisces knows no session format".into(),
             hint: None,
         })?;
-    format.load(source, exclude)
+    Ok(format)
 }
 
 /// What a step may ask of the reading in progress.

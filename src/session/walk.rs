@@ -1,6 +1,12 @@
 //! Finding where JSON values end in a line already known to be JSON, without parsing
 //! them: for readers that want a few fields of a line whose bulk is strings (pi's fork
 //! splicing parents into lines as written, Claude Code's index reading keys).
+//!
+//! Two ways: the functions below walk the bytes (a string by jumping from quote to quote),
+//! which suits a line read once for a few values; [`Blocks`] first finds a line's string
+//! quotes and brackets 64 bytes at a time, as bit masks, and then skips any value with bit
+//! operations, which suits lines made of many short strings (JSON inside tool output),
+//! where the walk would stop at every quote.
 
 /// The index after the JSON whitespace at `b[i..]`.
 pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -62,6 +68,195 @@ pub fn value_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// One 64-byte block of a line: bit `i` is set when byte `i` of the block is of the kind.
+#[derive(Clone, Copy, Default, Debug)]
+struct Block {
+    /// A quote that starts or ends a string (not one escaped inside it).
+    quote: u64,
+    /// `{` or `[` outside strings.
+    open: u64,
+    /// `}` or `]` outside strings.
+    close: u64,
+}
+
+/// A line's strings and brackets, found once (simdjson's first stage: quotes, backslashes
+/// and brackets are classified into masks; escapes and string interiors come from bit
+/// arithmetic). A line that is not JSON gives masks that mean nothing, never a panic: the
+/// reader then finds values that do not end where it expects, and says so.
+#[derive(Default, Debug)]
+pub struct Blocks {
+    blocks: Vec<Block>,
+}
+
+impl Blocks {
+    /// Finds the strings and brackets of `line` (the buffer is reused from line to line).
+    pub fn read<'l>(&'l mut self, line: &'l [u8]) -> Structure<'l> {
+        self.blocks.clear();
+        self.blocks.reserve(line.len().div_ceil(64));
+        let (mut prev_escaped, mut prev_in_string) = (0u64, 0u64);
+        let mut chunks = line.chunks_exact(64);
+        let mut add = |block: &[u8; 64]| {
+            let (quote, backslash, open, close) = classify(block);
+            let escaped = find_escaped(backslash, &mut prev_escaped);
+            let quote = quote & !escaped;
+            // Bit i: byte i is inside a string (from its opening quote to before its
+            // closing one).
+            let in_string = prefix_xor(quote) ^ prev_in_string;
+            prev_in_string = ((in_string as i64) >> 63) as u64;
+            self.blocks.push(Block { quote, open: open & !in_string, close: close & !in_string });
+        };
+        for chunk in chunks.by_ref() {
+            add(chunk.try_into().expect("64 bytes"));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            // Padded with spaces, which are none of the kinds.
+            let mut padded = [b' '; 64];
+            padded[..rest.len()].copy_from_slice(rest);
+            add(&padded);
+        }
+        Structure { line, blocks: &self.blocks }
+    }
+}
+
+/// A line with its [`Blocks`] read.
+#[derive(Clone, Copy, Debug)]
+pub struct Structure<'l> {
+    line: &'l [u8],
+    blocks: &'l [Block],
+}
+
+impl Structure<'_> {
+    /// The first string quote at or after `from`.
+    fn quote_from(&self, from: usize) -> Option<usize> {
+        let mut k = from / 64;
+        let mut bits = self.blocks.get(k)?.quote & (!0u64 << (from % 64));
+        while bits == 0 {
+            k += 1;
+            bits = self.blocks.get(k)?.quote;
+        }
+        Some(k * 64 + bits.trailing_zeros() as usize)
+    }
+
+    /// The end (one past the closing quote) of the string starting at `line[i] == '"'`.
+    pub fn string_end(&self, i: usize) -> Option<usize> {
+        self.quote_from(i + 1).map(|q| q + 1)
+    }
+
+    /// The end of the JSON value starting at `line[i]`.
+    pub fn value_end(&self, i: usize) -> Option<usize> {
+        match *self.line.get(i)? {
+            b'"' => self.string_end(i),
+            b'{' | b'[' => self.container_end(i),
+            _ => value_end(self.line, i),
+        }
+    }
+
+    /// The end of the object or array opening at `i`: where its depth comes back to zero.
+    /// A block whose closing brackets are fewer than the depth cannot end it, and is only
+    /// counted.
+    fn container_end(&self, i: usize) -> Option<usize> {
+        let mut k = i / 64;
+        let from = !0u64 << (i % 64);
+        let first = self.blocks.get(k)?;
+        let (mut open, mut close) = (first.open & from, first.close & from);
+        let mut depth = 0u32;
+        loop {
+            if depth > close.count_ones() {
+                depth = depth + open.count_ones() - close.count_ones();
+            } else {
+                let mut both = open | close;
+                while both != 0 {
+                    let bit = both & both.wrapping_neg();
+                    if open & bit != 0 {
+                        depth += 1;
+                    } else {
+                        // (A close before any open: not JSON.)
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(k * 64 + bit.trailing_zeros() as usize + 1);
+                        }
+                    }
+                    both &= both - 1;
+                }
+            }
+            k += 1;
+            let b = self.blocks.get(k)?;
+            (open, close) = (b.open, b.close);
+        }
+    }
+}
+
+/// A block's quotes, backslashes, opening and closing brackets.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn classify(block: &[u8; 64]) -> (u64, u64, u64, u64) {
+    // SAFETY: every x86_64 CPU has SSE2.
+    unsafe { classify_sse2(block) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn classify_sse2(block: &[u8; 64]) -> (u64, u64, u64, u64) {
+    use std::arch::x86_64::*;
+    let (mut quote, mut backslash, mut open, mut close) = (0u64, 0u64, 0u64, 0u64);
+    let (q, b, o, c) =
+        (_mm_set1_epi8(b'"' as i8), _mm_set1_epi8(b'\\' as i8), _mm_set1_epi8(b'{' as i8), _mm_set1_epi8(b'}' as i8));
+    for (k, part) in block.chunks_exact(16).enumerate() {
+        // SAFETY: `part` has 16 bytes, which SSE2 loads unaligned.
+        let v = unsafe { _mm_loadu_si128(part.as_ptr().cast()) };
+        // `{` `[` and `}` `]` differ only in bit 0x20, which no other byte maps onto them.
+        let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        let shift = 16 * k;
+        quote |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u16 as u64) << shift;
+        backslash |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, b)) as u16 as u64) << shift;
+        open |= (_mm_movemask_epi8(_mm_cmpeq_epi8(folded, o)) as u16 as u64) << shift;
+        close |= (_mm_movemask_epi8(_mm_cmpeq_epi8(folded, c)) as u16 as u64) << shift;
+    }
+    (quote, backslash, open, close)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn classify(block: &[u8; 64]) -> (u64, u64, u64, u64) {
+    let (mut quote, mut backslash, mut open, mut close) = (0u64, 0u64, 0u64, 0u64);
+    for (i, &c) in block.iter().enumerate() {
+        let bit = 1u64 << i;
+        match c {
+            b'"' => quote |= bit,
+            b'\\' => backslash |= bit,
+            b'{' | b'[' => open |= bit,
+            b'}' | b']' => close |= bit,
+            _ => {}
+        }
+    }
+    (quote, backslash, open, close)
+}
+
+/// simdjson's `find_escaped`: the bytes that follow an odd run of backslashes (the runs
+/// carry over from block to block in `prev_escaped`).
+#[inline(always)]
+fn find_escaped(backslash: u64, prev_escaped: &mut u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let backslash = backslash & !*prev_escaped;
+    let follows = (backslash << 1) | *prev_escaped;
+    let odd_starts = backslash & !EVEN & !follows;
+    let (even_runs, carry) = odd_starts.overflowing_add(backslash);
+    *prev_escaped = u64::from(carry);
+    (EVEN ^ (even_runs << 1)) & follows
+}
+
+/// Bit i of the result is the XOR of bits 0..=i of `x`.
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +268,54 @@ mod tests {
         assert_eq!(string_end(b, 5), Some(13));
         assert_eq!(value_end(b, 18), Some(31));
         assert_eq!(value_end(b, 36), Some(40));
+    }
+
+    /// The masks find what the byte walk finds, on strings full of escapes and brackets,
+    /// across block edges.
+    #[test]
+    fn blocks_end_values_as_the_walk_does() {
+        let mut lines: Vec<Vec<u8>> = vec![
+            br#"{"a":"x\"y\\","b":[1,{"c":"]"}],"d":true}"#.to_vec(),
+            br#"{"k":"\\\\\"}\\","v":[[[]]],"w":{"x":"\\"}}"#.to_vec(),
+        ];
+        // Runs of backslashes of every length before quotes, at every offset in a block.
+        for pad in 0..70 {
+            for run in 0..6 {
+                let mut l = br#"{"p":""#.to_vec();
+                l.extend(std::iter::repeat_n(b'x', pad));
+                for _ in 0..run {
+                    l.extend_from_slice(br"\\");
+                }
+                l.extend_from_slice(br#"\"{[","q":[{"r":"}"},"]"],"s":1}"#);
+                lines.push(l);
+            }
+        }
+        let mut blocks = Blocks::default();
+        for l in &lines {
+            let st = blocks.read(l);
+            // Where values start: after `:` `,` `[` outside strings.
+            let (mut in_string, mut escaped, mut starts) = (false, false, vec![0]);
+            for (i, &c) in l.iter().enumerate() {
+                match (in_string, escaped, c) {
+                    (true, true, _) => escaped = false,
+                    (true, false, b'\\') => escaped = true,
+                    (_, false, b'"') => in_string = !in_string,
+                    (false, _, b':' | b',' | b'[') => starts.push(i + 1),
+                    _ => {}
+                }
+            }
+            for i in starts {
+                {
+                    assert_eq!(st.value_end(i), value_end(l, i), "{} at {i}", String::from_utf8_lossy(l));
+                }
+            }
+        }
+        // Not JSON: an answer or none, never a panic.
+        for bad in [&b"}}{"[..], b"{\"a", b"]", b"{\"\\", b"\"\\\""] {
+            let st = blocks.read(bad);
+            for i in 0..bad.len() {
+                let _ = st.value_end(i);
+            }
+        }
     }
 }

@@ -15,17 +15,18 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::ops::Range;
 
-use rustc_hash::FxHashMap as HashMap;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{Claude, Line};
+use super::{Claude, Line, ReplySpans};
 use crate::session::entry::{EntryMeta, EntryType, LineNo, Role, StrRef};
 use crate::session::index::{ChildOrder, Header, Parts};
 use crate::session::validate::{validate, Verdict};
+use crate::session::walk::Blocks;
 use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
 
 /// At most this many lines of one kind of problem are listed one by one.
@@ -116,6 +117,9 @@ pub(super) struct Head<'a> {
     /// `message.id` (filled by `scan::head`, or from `message` here).
     #[serde(skip)]
     pub message_id: Str<'a>,
+    /// Where `message.model` and `message.usage` are (filled by `scan::head`).
+    #[serde(skip)]
+    pub reply: Option<ReplySpans>,
 }
 
 /// What the index reads of a line's `message`.
@@ -160,127 +164,105 @@ fn offset_in(line: &[u8], s: &str) -> Option<usize> {
     (p >= start && p + s.len() <= end).then(|| p - start)
 }
 
+/// How much of the file is validated as JSON while it is indexed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Validate {
+    /// Every line, as `check` needs (and a read that met a broken line: so that all the
+    /// broken lines are found at once, not one per attempt).
+    All,
+    /// Only the lines the index takes something from beyond their place in the tree (a
+    /// last line without its newline, which may be cut off, `last-prompt`, titles, the
+    /// header's fields); an entry's line is validated
+    /// by whoever parses it (its content is needed then), and a line found broken then makes
+    /// the read start again with [`Validate::All`] (`session::open`).
+    Used,
+}
+
 /// Reads and indexes a Claude Code session, treating the lines in `exclude` as malformed.
+/// A first read validates only the lines it uses; a read again (`exclude` is not empty)
+/// validates all.
 pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
+    let how = if exclude.is_empty() { Validate::Used } else { Validate::All };
+    load_with(source, exclude, how)
+}
+
+/// A line that is not an entry and says nothing: why it was skipped.
+#[derive(Clone, Copy)]
+enum Skip {
+    NotObject,
+    Malformed,
+    Truncated,
+}
+
+/// What one part of the file gave (line numbers counted from the part's start).
+#[derive(Default)]
+struct Part<'a> {
+    entries: Vec<EntryMeta>,
+    lines: Vec<Line>,
+    /// Each entry's uuid.
+    uuids: Vec<String>,
+    owned: Vec<String>,
+    skipped: Vec<(LineNo, Skip)>,
+    /// The first `sessionId`, `cwd`, `version` of the part.
+    session_id: Option<Cow<'a, str>>,
+    cwd: Option<Cow<'a, str>>,
+    version: Option<Cow<'a, str>>,
+    /// The last `last-prompt` leaf and title of the part.
+    last_prompt_leaf: Option<Cow<'a, str>>,
+    title: Option<Cow<'a, str>>,
+    /// Physical lines in the part.
+    line_count: u32,
+}
+
+/// Files smaller than this are scanned on one thread.
+const PARALLEL_MIN: usize = 4 << 20;
+
+/// Reads and indexes a Claude Code session, validating as `how` says.
+pub fn load_with<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, how: Validate) -> Result<Session<'a>, LoadError> {
     let data = source.bytes();
     let name = source.name.clone();
     if data.is_empty() {
         return Err(LoadError::Empty { name });
     }
-    let mut entries: Vec<EntryMeta> = Vec::new();
-    let mut lines: Vec<Line> = Vec::new();
-    let mut owned: Vec<String> = Vec::new();
-    let mut diags = Vec::new();
-    let mut header = Header::default();
-    let mut last_prompt_leaf: Option<String> = None;
-    let mut title: Option<String> = None;
-    let (mut malformed, mut not_objects) = (0usize, 0usize);
-    let mut start = 0usize;
-    let mut line_no = 0u32;
-    let owned_ref = |owned: &mut Vec<String>, s: &str| {
-        owned.push(s.to_string());
-        StrRef::owned(owned.len() - 1)
+    // Two halves, each starting at a line, on two threads (line numbers in `exclude` are
+    // the file's, so a read that excludes lines takes one thread).
+    let mid = data.len() / 2;
+    let split = if data.len() >= PARALLEL_MIN && exclude.is_empty() {
+        memchr::memchr(b'\n', &data[mid..]).map(|i| mid + i + 1).filter(|&s| s < data.len())
+    } else {
+        None
     };
-    while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |k| start + k);
-        line_no += 1;
-        let no = LineNo(line_no);
-        let raw = &data[start..end];
-        let here = start;
-        start = end + 1;
-        let text = raw.trim_ascii();
-        if text.is_empty() {
-            continue;
+    let part = match split {
+        None => scan_part(data, 0..data.len(), exclude, how),
+        Some(split) => {
+            let (mut first, second) = std::thread::scope(|t| {
+                let second = t.spawn(|| scan_part(data, split..data.len(), exclude, how));
+                let first = scan_part(data, 0..split, exclude, how);
+                (first, second.join().expect("scanner thread panicked"))
+            });
+            join(&mut first, second);
+            first
         }
-        let whole = matches!(validate(raw), Verdict::Whole { .. });
-        // The fast walk, else serde on the whole line.
-        let head = if whole && !exclude.contains(&no) {
-            super::scan::head(raw).or_else(|| {
-                let mut h = serde_json::from_slice::<Head>(raw).ok()?;
-                let m = h.message.and_then(|m| serde_json::from_str::<MessageHead>(m.get()).ok()).unwrap_or_default();
-                let (some, all) = (some_tool_result(m.content), only_tool_results(m.content));
-                h.message_id = m.id;
-                Some((h, some, all))
-            })
-        } else {
-            None
-        };
-        let Some((head, some_results, only_results)) = head else {
-            if whole && text.first() != Some(&b'{') {
-                not_objects += 1;
-                if not_objects <= MAX_LISTED {
-                    diags.push(warn(
-                        Problem::NotObject,
-                        no,
-                        "JSON but not an object; skipped, as Claude Code skips it",
-                    ));
-                }
-                continue;
-            }
-            malformed += 1;
-            if malformed <= MAX_LISTED {
-                let truncated = end == data.len() && data.last() != Some(&b'\n');
-                let (kind, what) = if truncated {
-                    (Problem::Truncated, "truncated last line (no final newline, not complete JSON)")
-                } else {
-                    (Problem::Malformed, "malformed JSON")
-                };
-                diags.push(warn(kind, no, &format!("{what}; skipped, as Claude Code skips it")));
+    };
+
+    let mut diags = Vec::new();
+    let (mut malformed, mut not_objects) = (0usize, 0usize);
+    for &(no, skip) in &part.skipped {
+        if let Skip::NotObject = skip {
+            not_objects += 1;
+            if not_objects <= MAX_LISTED {
+                diags.push(warn(Problem::NotObject, no, "JSON but not an object; skipped, as Claude Code skips it"));
             }
             continue;
-        };
-        if header.id.is_empty() {
-            if let Some(sid) = head.session_id.as_deref() {
-                header.id = sid.to_string();
-            }
         }
-        if header.cwd.is_none() {
-            header.cwd = head.cwd.as_deref().map(|c| Value::String(c.to_string()));
+        malformed += 1;
+        if malformed <= MAX_LISTED {
+            let (kind, what) = match skip {
+                Skip::Truncated => (Problem::Truncated, "truncated last line (no final newline, not complete JSON)"),
+                _ => (Problem::Malformed, "malformed JSON"),
+            };
+            diags.push(warn(kind, no, &format!("{what}; skipped, as Claude Code skips it")));
         }
-        if header.version.is_none() {
-            header.version = head.version.as_deref().map(|c| Value::String(c.to_string()));
-        }
-        let ty = head.ty.as_deref().unwrap_or_default();
-        match ty {
-            "last-prompt" => {
-                if let Some(l) = head.leaf_uuid.as_deref() {
-                    last_prompt_leaf = Some(l.to_string());
-                }
-            }
-            "summary" => title = head.summary.as_deref().map(str::to_string).or(title),
-            "custom-title" => title = head.custom_title.as_deref().map(str::to_string).or(title),
-            _ => {}
-        }
-        let Some(uuid) = head.uuid.as_deref() else { continue };
-        let (kind, role) = match ty {
-            "user" if only_results => (EntryType::Message, Role::ToolResult),
-            "user" => (EntryType::Message, Role::User),
-            "assistant" => (EntryType::Message, Role::Assistant),
-            "system" if head.subtype.as_deref() == Some("compact_boundary") => (EntryType::Compaction, Role::None),
-            _ => (EntryType::Custom, Role::None),
-        };
-        let mut e = EntryMeta::new(here, raw.len(), no, kind, role);
-        e.id = match offset_in(raw, uuid) {
-            Some(off) => StrRef::in_line(uuid, off),
-            None => owned_ref(&mut owned, uuid),
-        };
-        let parent = head.parent_uuid.as_deref().filter(|p| !p.is_empty());
-        let logical = head.logical_parent_uuid.as_deref().filter(|p| !p.is_empty());
-        e.parent_id = match parent.or(if kind == EntryType::Compaction { logical } else { None }) {
-            Some(p) => match offset_in(raw, p) {
-                Some(off) => StrRef::in_line(p, off),
-                None => owned_ref(&mut owned, p),
-            },
-            None => StrRef::NONE,
-        };
-        lines.push(Line {
-            uuid: uuid.to_string(),
-            parent: parent.map(str::to_string),
-            message_id: head.message_id.as_deref().filter(|_| ty == "assistant").map(str::to_string),
-            tool_result: ty == "user" && some_results,
-            sidechain: head.is_sidechain.as_ref().and_then(Value::as_bool).unwrap_or(false),
-        });
-        entries.push(e);
     }
     if malformed > MAX_LISTED {
         diags.push(Diagnostic {
@@ -290,7 +272,13 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
             message: format!("{} more malformed lines not listed", malformed - MAX_LISTED),
         });
     }
-    if entries.is_empty() && header.id.is_empty() {
+    let header = Header {
+        id: part.session_id.as_deref().unwrap_or_default().to_string(),
+        cwd: part.cwd.as_deref().map(|c| Value::String(c.to_string())),
+        version: part.version.as_deref().map(|c| Value::String(c.to_string())),
+        ..Header::default()
+    };
+    if part.entries.is_empty() && header.id.is_empty() {
         return Err(LoadError::NotASession {
             name,
             line: None,
@@ -299,12 +287,13 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
             hint: None,
         });
     }
-    linearize_tool_results(&mut entries, &lines, &mut owned);
+    let Part { mut entries, lines, uuids, mut owned, last_prompt_leaf, title, .. } = part;
     let last_main = (0..entries.len())
         .rev()
         .find(|&k| entries[k].kind == EntryType::Message && !lines[k].sidechain)
         .map(crate::session::EntryIdx::new);
-    let dialect = Claude::new(lines);
+    let dialect = Claude::new(lines, uuids);
+    linearize_tool_results(data, &mut entries, &dialect, &mut owned);
     let parts = Parts {
         file: name,
         path: source.path.clone(),
@@ -317,7 +306,7 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
         synthetic_ids: false,
     };
     let mut s = Session::build(parts, ChildOrder::File);
-    s.title = title;
+    s.title = title.map(Cow::into_owned);
     // The leaf `--resume` takes: the one the last `last-prompt` line names, else the last
     // message of the main conversation.
     let leaf = last_prompt_leaf.and_then(|l| s.get(&l)).or(last_main);
@@ -325,6 +314,137 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
         s.set_default_leaf(leaf);
     }
     Ok(s)
+}
+
+/// Appends the second part to the first, its line numbers and owned strings shifted.
+fn join<'a>(first: &mut Part<'a>, second: Part<'a>) {
+    let lines = first.line_count;
+    let shift = |l: LineNo| LineNo(l.get() + lines);
+    let owned = first.owned.len();
+    first.entries.extend(second.entries.into_iter().map(|mut e| {
+        e.line = shift(e.line);
+        e.id = e.id.rebase_owned(owned);
+        e.parent_id = e.parent_id.rebase_owned(owned);
+        e
+    }));
+    first.lines.extend(second.lines);
+    first.uuids.extend(second.uuids);
+    first.owned.extend(second.owned);
+    first.skipped.extend(second.skipped.into_iter().map(|(l, k)| (shift(l), k)));
+    first.session_id = first.session_id.take().or(second.session_id);
+    first.cwd = first.cwd.take().or(second.cwd);
+    first.version = first.version.take().or(second.version);
+    first.last_prompt_leaf = second.last_prompt_leaf.or(first.last_prompt_leaf.take());
+    first.title = second.title.or(first.title.take());
+    first.line_count += second.line_count;
+}
+
+/// Scans the lines of `data[range]` (which starts at a line): entries, skipped lines, and
+/// what the other lines say.
+fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>, how: Validate) -> Part<'a> {
+    let mut part = Part::default();
+    let mut blocks = Blocks::default();
+    let owned_ref = |owned: &mut Vec<String>, s: &str| {
+        owned.push(s.to_string());
+        StrRef::owned(owned.len() - 1)
+    };
+    let mut start = range.start;
+    while start < range.end {
+        let end = memchr::memchr(b'\n', &data[start..range.end]).map_or(range.end, |k| start + k);
+        part.line_count += 1;
+        let no = LineNo(part.line_count);
+        let raw = &data[start..end];
+        let here = start;
+        start = end + 1;
+        let text = raw.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        // Validated once, when it is needed.
+        let mut verdict = None;
+        let mut whole = || *verdict.get_or_insert_with(|| matches!(validate(raw), Verdict::Whole { .. }));
+        let head = if exclude.contains(&no) || (how == Validate::All && !whole()) {
+            None
+        } else {
+            // The fast walk, else serde on the whole line.
+            super::scan::head(raw, &mut blocks).or_else(|| {
+                let mut h = serde_json::from_slice::<Head>(raw).ok()?;
+                let m = h.message.and_then(|m| serde_json::from_str::<MessageHead>(m.get()).ok()).unwrap_or_default();
+                let (some, all) = (some_tool_result(m.content), only_tool_results(m.content));
+                h.message_id = m.id;
+                Some((h, some, all))
+            })
+        };
+        // What is read from lines beyond the tree must come from lines that are JSON.
+        let used = |h: &Head| {
+            end == data.len()
+                || matches!(h.ty.as_deref(), Some("last-prompt" | "summary" | "custom-title"))
+                || (h.session_id.as_deref().is_some_and(|s| !s.is_empty()) && part.session_id.is_none())
+                || (h.cwd.0.is_some() && part.cwd.is_none())
+                || (h.version.0.is_some() && part.version.is_none())
+        };
+        let head = head.filter(|(h, _, _)| !used(h) || whole());
+        let Some((head, some_results, only_results)) = head else {
+            let skip = if whole() && text.first() != Some(&b'{') {
+                Skip::NotObject
+            } else if end == data.len() && data.last() != Some(&b'\n') {
+                Skip::Truncated
+            } else {
+                Skip::Malformed
+            };
+            part.skipped.push((no, skip));
+            continue;
+        };
+        let ty = head.ty.as_deref().unwrap_or_default();
+        let Head { uuid, parent_uuid, logical_parent_uuid, session_id, cwd, version, .. } = head;
+        // (The header's id is the first one that is not empty.)
+        part.session_id = part.session_id.take().or(session_id.0.filter(|s| !s.is_empty()));
+        part.cwd = part.cwd.take().or(cwd.0);
+        part.version = part.version.take().or(version.0);
+        match ty {
+            "last-prompt" => {
+                if let Some(l) = head.leaf_uuid.0 {
+                    part.last_prompt_leaf = Some(l);
+                }
+            }
+            "summary" => part.title = head.summary.0.or(part.title.take()),
+            "custom-title" => part.title = head.custom_title.0.or(part.title.take()),
+            _ => {}
+        }
+        let Some(uuid) = uuid.as_deref() else { continue };
+        let (kind, role) = match ty {
+            "user" if only_results => (EntryType::Message, Role::ToolResult),
+            "user" => (EntryType::Message, Role::User),
+            "assistant" => (EntryType::Message, Role::Assistant),
+            "system" if head.subtype.as_deref() == Some("compact_boundary") => (EntryType::Compaction, Role::None),
+            _ => (EntryType::Custom, Role::None),
+        };
+        let mut e = EntryMeta::new(here, raw.len(), no, kind, role);
+        // Ids are copied out of the lines: the index's map and every later lookup (leaves'
+        // short ids, …) then read them from a few megabytes of heap rather than from all
+        // over the mapped file.
+        e.id = owned_ref(&mut part.owned, uuid);
+        let parent = parent_uuid.as_deref().filter(|p| !p.is_empty());
+        let logical = logical_parent_uuid.as_deref().filter(|p| !p.is_empty());
+        e.parent_id = match parent.or(if kind == EntryType::Compaction { logical } else { None }) {
+            // Parents stay in their lines: the index reads each one once, in file order.
+            Some(p) => match offset_in(raw, p) {
+                Some(off) => StrRef::in_line(p, off),
+                None => owned_ref(&mut part.owned, p),
+            },
+            None => StrRef::NONE,
+        };
+        part.uuids.push(uuid.to_string());
+        part.lines.push(Line {
+            parent: parent.map(str::to_string),
+            message_id: head.message_id.as_deref().filter(|_| ty == "assistant").map(str::to_string),
+            tool_result: ty == "user" && some_results,
+            sidechain: head.is_sidechain.as_ref().and_then(Value::as_bool).unwrap_or(false),
+            reply: head.reply.filter(|_| ty == "assistant"),
+        });
+        part.entries.push(e);
+    }
+    part
 }
 
 fn warn(kind: Problem, line: LineNo, message: &str) -> Diagnostic {
@@ -336,50 +456,56 @@ fn warn(kind: Problem, line: LineNo, message: &str) -> Diagnostic {
 /// in the order they were written, and what followed any of them follows the last. Only
 /// for a reply whose parts are a chain (each the child of the one before), as the client
 /// writes them; anything else keeps the parents as written.
-fn linearize_tool_results(entries: &mut [EntryMeta], lines: &[Line], owned: &mut Vec<String>) {
-    let mut by_uuid: HashMap<&str, usize> = HashMap::default();
-    for (k, l) in lines.iter().enumerate() {
-        by_uuid.insert(l.uuid.as_str(), k);
+fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, owned: &mut Vec<String>) {
+    let lines = &c.lines;
+    let uuid = |k: usize| entries[k].id.get(&data[entries[k].span()], owned);
+    // Children (by the parents as written) of each line, in file order: `child[at[p]..at[p + 1]]`.
+    let n = lines.len();
+    let mut at = vec![0u32; n + 2];
+    for &p in c.parents.iter().flatten() {
+        at[p as usize + 2] += 1;
     }
-    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
-    for (k, l) in lines.iter().enumerate() {
-        if let Some(id) = &l.message_id {
-            groups.entry(id.as_str()).or_default().push(k);
+    for k in 2..at.len() {
+        at[k] += at[k - 1];
+    }
+    let mut child = vec![0u32; at[n + 1] as usize];
+    for (k, &p) in c.parents.iter().enumerate() {
+        if let Some(p) = p {
+            let slot = &mut at[p as usize + 1];
+            child[*slot as usize] = k as u32;
+            *slot += 1;
         }
     }
-    // Children (by the parents as written) of each line.
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::default();
-    for (k, l) in lines.iter().enumerate() {
-        if let Some(p) = l.parent.as_deref().and_then(|p| by_uuid.get(p)) {
-            children.entry(*p).or_default().push(k);
-        }
-    }
+    let children = |p: usize| child[at[p] as usize..at[p + 1] as usize].iter().map(|&c| c as usize);
     let mut new_parent: Vec<(usize, usize)> = Vec::new();
-    let mut ordered: Vec<&Vec<usize>> = groups.values().collect();
-    ordered.sort_by_key(|g| g[0]);
-    for members in ordered {
-        let chained = members.windows(2).all(|w| lines[w[1]].parent.as_deref() == Some(lines[w[0]].uuid.as_str()));
+    let mut results: Vec<usize> = Vec::new();
+    for (first, l) in lines.iter().enumerate() {
+        // Each reply once, at its first line (so in the order of their first lines).
+        let Some(id) = &l.message_id else { continue };
+        let Some(members) = c.groups.get(id).filter(|g| g.first() == Some(&(first as u32))) else { continue };
+        let chained = members.windows(2).all(|w| {
+            lines[w[1] as usize].parent.is_some() && lines[w[1] as usize].parent.as_deref() == uuid(w[0] as usize)
+        });
         if !chained {
             continue;
         }
-        let mut results: Vec<usize> = members
-            .iter()
-            .flat_map(|m| children.get(m).into_iter().flatten().copied())
-            .filter(|&c| entries[c].role == Role::ToolResult)
-            .collect();
+        results.clear();
+        results.extend(
+            members.iter().flat_map(|&m| children(m as usize)).filter(|&c| entries[c].role == Role::ToolResult),
+        );
+        let Some(&last_member) = members.last() else { continue };
         if results.is_empty() {
             continue;
         }
         results.sort_unstable();
-        let last_member = *members.last().unwrap_or(&members[0]);
-        let mut prev = last_member;
+        let mut prev = last_member as usize;
         for &r in &results {
             new_parent.push((r, prev));
             prev = r;
         }
         let last = prev;
         for &r in &results[..results.len() - 1] {
-            for &c in children.get(&r).into_iter().flatten() {
+            for c in children(r) {
                 if entries[c].role != Role::ToolResult {
                     new_parent.push((c, last));
                 }
@@ -387,9 +513,68 @@ fn linearize_tool_results(entries: &mut [EntryMeta], lines: &[Line], owned: &mut
         }
     }
     for (child, parent) in new_parent {
-        if lines[child].parent.as_deref() != Some(lines[parent].uuid.as_str()) {
-            owned.push(lines[parent].uuid.clone());
+        let Some(p) = entries[parent].id.get(&data[entries[parent].span()], owned) else { continue };
+        if lines[child].parent.as_deref() != Some(p) {
+            let p = p.to_string();
+            owned.push(p);
             entries[child].parent_id = StrRef::owned(owned.len() - 1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::open;
+
+    /// Four lines, the third broken (`tru`) but with a uuid the walk reads.
+    const FILE: &str = concat!(
+        r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}"#,
+        "\n",
+        r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"yes"}]}}"#,
+        "\n",
+        r#"{"type":"user","uuid":"u2","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":"more"},"isMeta":tru}"#,
+        "\n",
+        r#"{"type":"assistant","uuid":"a2","parentUuid":"u2","sessionId":"s","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"ok"}]}}"#,
+        "\n",
+    );
+
+    fn source() -> Source {
+        Source::from_bytes("t.jsonl", FILE.as_bytes().to_vec())
+    }
+
+    /// `check` validates every line: the broken one is a finding with its line.
+    #[test]
+    fn check_finds_a_broken_line_the_index_would_not_validate() {
+        let findings = crate::session::check::check(&source(), crate::formats::ALL).unwrap();
+        assert!(findings.iter().any(|f| f.kind == "malformed" && f.line == Some(LineNo(3))), "{findings:?}");
+    }
+
+    /// A command that parses the broken line reads the file again with every line
+    /// validated: the line is skipped as the client skips it, and reported.
+    #[test]
+    fn a_broken_line_on_the_path_is_skipped_after_a_second_read() {
+        let open = || Ok(vec![source()]);
+        let mut reported = Vec::new();
+        let (entries, path) = open::read(
+            &open,
+            crate::formats::ALL,
+            &mut |s| {
+                reported.extend(s.diagnostics.iter().map(|d| (d.kind, d.line)));
+                Ok(())
+            },
+            |sessions, reading| {
+                let s = &sessions[0];
+                let p = s.dialect().project(s, s.default_leaf())?;
+                reading.start_output()?;
+                Ok((s.entries.len(), p.path.len()))
+            },
+        )
+        .unwrap();
+        // u2 is not an entry; a2's parent is missing, so its path is itself.
+        assert_eq!((entries, path), (3, 1));
+        assert!(reported.contains(&(Problem::Malformed, Some(LineNo(3)))), "{reported:?}");
+        // Loaded lazily, the line is an entry until something parses it.
+        assert_eq!(load(&source(), &BTreeSet::new()).unwrap().entries.len(), 4);
     }
 }

@@ -86,13 +86,16 @@ impl Format for ClaudeFormat {
     fn load<'a>(&'static self, source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
         load::load(source, exclude)
     }
+
+    fn load_checked<'a>(&'static self, source: &'a Source) -> Result<Session<'a>, LoadError> {
+        load::load_with(source, &BTreeSet::new(), load::Validate::All)
+    }
 }
 
 /// What the index keeps of each entry's line beyond the common fields (parallel to
-/// `Session::entries`).
+/// `Session::entries`; its uuid is the entry's id).
 #[derive(Debug, Clone)]
 pub struct Line {
-    pub uuid: String,
     /// `parentUuid` as written.
     pub parent: Option<String>,
     /// An assistant line's `message.id` (the lines of one reply share it).
@@ -100,6 +103,18 @@ pub struct Line {
     /// A user line with a tool result among its blocks.
     pub tool_result: bool,
     pub sidechain: bool,
+    /// Where an assistant line's `message.model` and `message.usage` are, so that its
+    /// usage is read without parsing the line; `None` when the index did not find them so
+    /// (the line is parsed then).
+    pub reply: Option<ReplySpans>,
+}
+
+/// Byte ranges in a line of its `message.model` and `message.usage` values, each when it
+/// is there once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplySpans {
+    pub model: Option<(u32, u32)>,
+    pub usage: Option<(u32, u32)>,
 }
 
 /// One loaded Claude Code file.
@@ -108,6 +123,8 @@ pub struct Claude {
     pub lines: Vec<Line>,
     /// uuid -> the last entry with it.
     pub by_uuid: HashMap<String, u32>,
+    /// Each entry's parent by its `parentUuid` as written (the last entry with that uuid).
+    pub parents: Vec<Option<u32>>,
     /// message.id -> the assistant entries of that reply, in file order.
     pub groups: HashMap<String, Vec<u32>>,
     /// entry -> the user entries with tool results written under it, in file order.
@@ -132,24 +149,30 @@ impl Claude {
         })
     }
 
-    pub fn new(lines: Vec<Line>) -> Claude {
-        let mut by_uuid = HashMap::default();
+    /// The index of `lines`, whose uuids are `uuids` (one each, in the same order).
+    pub fn new(lines: Vec<Line>, uuids: Vec<String>) -> Claude {
+        let mut by_uuid = HashMap::with_capacity_and_hasher(lines.len(), Default::default());
         let mut groups: HashMap<String, Vec<u32>> = HashMap::default();
-        for (k, l) in lines.iter().enumerate() {
-            by_uuid.insert(l.uuid.clone(), k as u32);
+        for (k, (l, uuid)) in lines.iter().zip(uuids).enumerate() {
+            by_uuid.insert(uuid, k as u32);
             if let Some(id) = &l.message_id {
-                groups.entry(id.clone()).or_default().push(k as u32);
-            }
-        }
-        let mut results_under: HashMap<u32, Vec<u32>> = HashMap::default();
-        for (k, l) in lines.iter().enumerate() {
-            if l.tool_result {
-                if let Some(&p) = l.parent.as_deref().and_then(|p| by_uuid.get(p)) {
-                    results_under.entry(p).or_default().push(k as u32);
+                match groups.get_mut(id.as_str()) {
+                    Some(g) => g.push(k as u32),
+                    None => {
+                        groups.insert(id.clone(), vec![k as u32]);
+                    }
                 }
             }
         }
-        Claude { lines, by_uuid, groups, results_under }
+        let parents: Vec<Option<u32>> =
+            lines.iter().map(|l| l.parent.as_deref().and_then(|p| by_uuid.get(p)).copied()).collect();
+        let mut results_under: HashMap<u32, Vec<u32>> = HashMap::default();
+        for (k, l) in lines.iter().enumerate() {
+            if let (true, Some(p)) = (l.tool_result, parents[k]) {
+                results_under.entry(p).or_default().push(k as u32);
+            }
+        }
+        Claude { lines, by_uuid, parents, groups, results_under }
     }
 
     /// Whether entry `i` is the first line of its reply (usage is counted there once).

@@ -1,21 +1,32 @@
 //! The fields the index needs from a Claude Code line, read without parsing the rest.
 //!
-//! Most of a line's bytes are inside strings (a tool result's output, a file's content), and
-//! a parser that decodes every one of them reads the file several times slower than it can be
-//! read. Here the top-level keys are walked, the values the index wants are parsed (with
-//! serde, from their own bytes), and every other value is skipped: a string by jumping from
-//! quote to quote (`memchr`), an object or an array by counting brackets outside strings.
-//! The line was validated first, so anything unexpected means "not the shape we know" and
-//! the caller parses the line whole instead.
+//! Most of a line's bytes are inside strings (a tool result's output, a file's content),
+//! many of them short (JSON inside the output), and a parser that decodes every one of them
+//! reads the file several times slower than it can be read. Here the line's quotes and
+//! brackets are found first, 64 bytes at a time (`walk::Blocks`); then the top-level keys are
+//! walked, the values the index wants are read from their own bytes, and every other value
+//! is skipped with bit operations.
+//!
+//! The line is not validated here (the loader decides when to, `load.rs`): on a line that
+//! is not JSON the walk may stop (`None`: the caller parses the line whole, which says what
+//! is wrong) or read something; either way, no panic.
 
-use crate::session::walk::{skip_ws, string_end, value_end};
+use std::borrow::Cow;
+
+use crate::session::walk::{skip_ws, Blocks, Structure};
 
 use super::load::{Head, MessageHead, Str};
+use super::ReplySpans;
 
 /// Calls `f(key, value bytes)` for each member of the object at `i`; the end of the object.
-fn members<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], &'a [u8]) -> Option<()>) -> Option<usize> {
-    members_at(b, i, |k, at| {
-        let end = value_end(b, at)?;
+fn members<'a>(
+    st: &Structure,
+    b: &'a [u8],
+    i: usize,
+    mut f: impl FnMut(&'a [u8], &'a [u8]) -> Option<()>,
+) -> Option<usize> {
+    members_at(st, b, i, |k, at| {
+        let end = st.value_end(at)?;
         f(k, &b[at..end])?;
         Some(end)
     })
@@ -24,7 +35,12 @@ fn members<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], &'a [u8]) -> O
 /// Calls `f(key, where its value starts)` for each member of the object at `i`; `f` returns
 /// where the value ends (so a value it reads into is not scanned twice); the end of the
 /// object.
-fn members_at<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], usize) -> Option<usize>) -> Option<usize> {
+fn members_at<'a>(
+    st: &Structure,
+    b: &'a [u8],
+    i: usize,
+    mut f: impl FnMut(&'a [u8], usize) -> Option<usize>,
+) -> Option<usize> {
     let mut i = skip_ws(b, i);
     if *b.get(i)? != b'{' {
         return None;
@@ -37,8 +53,8 @@ fn members_at<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], usize) -> O
         if *b.get(i)? != b'"' {
             return None;
         }
-        let key_end = string_end(b, i)?;
-        let key = &b[i + 1..key_end - 1];
+        let key_end = st.string_end(i)?;
+        let key = b.get(i + 1..key_end - 1)?;
         i = skip_ws(b, key_end);
         if *b.get(i)? != b':' {
             return None;
@@ -54,15 +70,24 @@ fn members_at<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(&'a [u8], usize) -> O
     }
 }
 
-fn string<'a>(v: &'a [u8]) -> Option<Str<'a>> {
-    serde_json::from_slice(v).ok()
+/// A value read as a string when it is one (`Str(None)` when it is not). A string without
+/// escapes (ids, nearly all) is borrowed from the line as it is; one with escapes is
+/// decoded by serde.
+fn string(v: &[u8]) -> Option<Str<'_>> {
+    match v {
+        [b'"', inner @ .., b'"'] if memchr::memchr(b'\\', inner).is_none() => {
+            std::str::from_utf8(inner).ok().map(|s| Str(Some(Cow::Borrowed(s))))
+        }
+        [b'"', ..] => serde_json::from_slice(v).ok(),
+        _ => Some(Str(None)),
+    }
 }
 
 /// Reads the content value at `i`: where it ends, and whether some block / every block is
 /// a tool result (a string content: neither).
-fn tool_results(v: &[u8], i: usize) -> Option<(usize, bool, bool)> {
+fn tool_results(st: &Structure, v: &[u8], i: usize) -> Option<(usize, bool, bool)> {
     if v.get(i) != Some(&b'[') {
-        return Some((value_end(v, i)?, false, false));
+        return Some((st.value_end(i)?, false, false));
     }
     let (mut some, mut all) = (false, true);
     let mut i = skip_ws(v, i + 1);
@@ -71,7 +96,7 @@ fn tool_results(v: &[u8], i: usize) -> Option<(usize, bool, bool)> {
     }
     loop {
         let mut ty_result = false;
-        let end = members(v, i, |k, val| {
+        let end = members(st, v, i, |k, val| {
             if k == b"type" {
                 ty_result = val == b"\"tool_result\"";
             }
@@ -89,24 +114,36 @@ fn tool_results(v: &[u8], i: usize) -> Option<(usize, bool, bool)> {
 }
 
 /// The fields of a line, and for a message whether its content has tool results (some,
-/// all). `None`: not the shape the walker knows; parse the line whole.
-pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
+/// all). `None`: not the shape the walker knows; parse the line whole. `blocks` is a
+/// buffer reused from line to line.
+pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks) -> Option<(Head<'a>, bool, bool)> {
+    let st = blocks.read(line);
+    let st = &st;
     let mut h = Head::default();
     let (mut some, mut all) = (false, false);
-    members_at(line, 0, |k, at| {
+    // `message.model` and `message.usage` where each is once in the only `message`.
+    let mut messages = 0;
+    let (mut models, mut usages, mut spans) = (0, 0, ReplySpans::default());
+    members_at(st, line, 0, |k, at| {
+        if k == b"message" {
+            messages += 1;
+        }
         if k == b"message" && line.get(at) == Some(&b'{') {
             let mut m = MessageHead::default();
-            let end = members_at(line, at, |mk, mat| match mk {
+            let end = members_at(st, line, at, |mk, mat| match mk {
                 b"content" => {
                     let end;
-                    (end, some, all) = tool_results(line, mat)?;
+                    (end, some, all) = tool_results(st, line, mat)?;
                     Some(end)
                 }
                 _ => {
-                    let end = value_end(line, mat)?;
+                    let end = st.value_end(mat)?;
+                    let span = Some((mat as u32, end as u32));
                     match mk {
                         b"id" => m.id = string(&line[mat..end])?,
                         b"role" => m.role = string(&line[mat..end])?,
+                        b"model" => (models, spans.model) = (models + 1, span),
+                        b"usage" => (usages, spans.usage) = (usages + 1, span),
                         _ => {}
                     }
                     Some(end)
@@ -115,7 +152,7 @@ pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
             h.message_id = m.id;
             return Some(end);
         }
-        let end = value_end(line, at)?;
+        let end = st.value_end(at)?;
         let v = &line[at..end];
         match k {
             b"type" => h.ty = string(v)?,
@@ -134,6 +171,10 @@ pub fn head(line: &[u8]) -> Option<(Head<'_>, bool, bool)> {
         }
         Some(end)
     })?;
+    // (A line longer than 4 GiB keeps no spans.)
+    if messages == 1 && models <= 1 && usages <= 1 && u32::try_from(line.len()).is_ok() {
+        h.reply = Some(spans);
+    }
     Some((h, some, all))
 }
 
@@ -154,8 +195,9 @@ mod tests {
             r#"{ "type" : "user" , "uuid":"u\u0031", "parentUuid" : null, "message": {"content": "text with \"uuid\":\"no\""} }"#,
             r#"{"type":"user","uuid":"u2","message":{"content":[{"type":"tool_result","content":[{"type":"text","text":"]}"}]}]}}"#,
         ];
+        let mut blocks = Blocks::default();
         for line in corpus.lines().chain(tricky) {
-            let (fast, _, _) = head(line.as_bytes()).unwrap_or_else(|| panic!("not walked: {line}"));
+            let (fast, _, _) = head(line.as_bytes(), &mut blocks).unwrap_or_else(|| panic!("not walked: {line}"));
             let slow: Head = serde_json::from_str(line).unwrap();
             let msg: MessageHead = slow.message.and_then(|m| serde_json::from_str(m.get()).ok()).unwrap_or_default();
             assert_eq!(fast.uuid.as_deref(), slow.uuid.as_deref(), "{line}");
@@ -164,8 +206,8 @@ mod tests {
             assert_eq!(fast.session_id.as_deref(), slow.session_id.as_deref());
             assert_eq!(fast.message_id.as_deref(), msg.id.as_deref());
         }
-        let (_, some, all) = head(tricky[2].as_bytes()).unwrap();
+        let (_, some, all) = head(tricky[2].as_bytes(), &mut blocks).unwrap();
         assert!(some && all);
-        assert_eq!(head(tricky[0].as_bytes()).unwrap().0.uuid.as_deref(), Some("outer"));
+        assert_eq!(head(tricky[0].as_bytes(), &mut blocks).unwrap().0.uuid.as_deref(), Some("outer"));
     }
 }

@@ -76,6 +76,20 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
     if s.entries[i].role != Role::Assistant || !c.first_of_reply(i) {
         return Ok(None);
     }
+    // The model and the usage where the index found them, else from the whole line.
+    if let Some(spans) = c.lines[i.get()].reply {
+        let raw = s.raw_line(i);
+        let value = |span: Option<(u32, u32)>| match span {
+            Some((a, b)) => {
+                raw.get(a as usize..b as usize).and_then(|v| serde_json::from_slice::<Value>(v).ok()).map(Some)
+            }
+            None => Some(None),
+        };
+        if let (Some(model), Some(usage)) = (value(spans.model), value(spans.usage)) {
+            // (`null` is no usage, as serde reads an `Option`.)
+            return Ok(usage.filter(|u| !u.is_null()).map(|u| reply_totals(model, u)));
+        }
+    }
     // Only the model and the usage are read (serde skips the content unbuilt).
     #[derive(serde::Deserialize)]
     struct Reply {
@@ -93,12 +107,14 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
             return Ok(None);
         }
     };
-    Ok(r.message.filter(|m| m.usage.is_some()).map(|m| {
-        let mut o = serde_json::Map::new();
-        o.insert("model".into(), m.model.unwrap_or_default());
-        o.insert("usage".into(), m.usage.unwrap_or_default());
-        totals_of(&Value::Object(o))
-    }))
+    Ok(r.message.filter(|m| m.usage.is_some()).map(|m| reply_totals(m.model, m.usage.unwrap_or_default())))
+}
+
+fn reply_totals(model: Option<Value>, usage: Value) -> Totals {
+    let mut o = serde_json::Map::new();
+    o.insert("model".into(), model.unwrap_or_default());
+    o.insert("usage".into(), usage);
+    totals_of(&Value::Object(o))
 }
 
 #[cfg(test)]
