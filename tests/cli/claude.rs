@@ -72,6 +72,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("claude::tree_shows_tools_in_pisces_style", tree_rows),
         Trial::test("claude::metadata_hidden_unless_filter_all", metadata_rows),
         Trial::test("claude::subagent_hangs_under_its_call", subagent_rows),
+        Trial::test("claude::fork_after_compactions_checks_clean", fork_after_compactions),
         Trial::test("claude::session_id_found_in_claude_projects", found_by_id),
         Trial::test("claude::check_reports_unanswered_calls_and_new_types", check_findings),
     ]);
@@ -272,6 +273,22 @@ fn subagent_rows() -> TestResult {
     )?;
     let old = stdout(&run(&["tree", flat.path().join("s.jsonl").to_str().unwrap(), "--subagents"]));
     check(old.contains("[Read: test/todo.test.js]"), || format!("the flat layout's subagent is not found:\n{old}"))
+}
+
+/// A fork made after a compaction holds the tail the compaction kept without the line it was
+/// written under; the client hangs that tail under the summary, so `check` finds nothing
+/// missing, and the tree still draws the tail before its compaction.
+fn fork_after_compactions() -> TestResult {
+    let src = testdata().join("claude-code-2.1.332/10-compact-twice.jsonl");
+    let tmp = tempfile::tempdir()?;
+    let fork = tmp.path().join("fork.jsonl");
+    let out = run(&["fork", src.to_str().unwrap(), "@", "-o", fork.to_str().unwrap()]);
+    check(out.status.success(), || stderr(&out))?;
+    let out = run(&["check", fork.to_str().unwrap()]);
+    check(out.status.success() && stdout(&out).contains("clean"), || format!("{}{}", stdout(&out), stderr(&out)))?;
+    let tree = stdout(&run(&["tree", fork.to_str().unwrap()]));
+    let (tail, boundary) = (tree.find("On this branch: only src/todo.js"), tree.find("[compaction"));
+    check(tail.is_some() && tail < boundary, || format!("the kept tail is not drawn before its compaction:\n{tree}"))
 }
 
 fn metadata_rows() -> TestResult {

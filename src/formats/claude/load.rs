@@ -294,6 +294,7 @@ pub fn load_with<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, how: Valida
         .map(crate::session::EntryIdx::new);
     let dialect = Claude::new(lines, uuids);
     linearize_tool_results(data, &mut entries, &dialect, &mut owned);
+    root_kept_tails(data, &mut entries, &dialect);
     let parts = Parts {
         file: name,
         path: source.path.clone(),
@@ -445,6 +446,27 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
         part.entries.push(e);
     }
     part
+}
+
+/// The tail of the conversation a compaction kept, when the file lacks the parent it was
+/// written under (a fork holds the tail without what came before it), is a root: the client
+/// hangs it under the compaction's summary when it loads the file (docs/claude-format.md §2
+/// step 0), so nothing is missing; the tree shows it where the source does, before the
+/// compaction that hangs under it.
+fn root_kept_tails(data: &[u8], entries: &mut [EntryMeta], c: &Claude) {
+    for k in 0..entries.len() {
+        if entries[k].kind != EntryType::Compaction {
+            continue;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(&data[entries[k].span()]) else { continue };
+        let meta = &v["compactMetadata"];
+        let head = meta["preservedMessages"]["uuids"][0].as_str().or(meta["preservedSegment"]["headUuid"].as_str());
+        let Some(&h) = head.and_then(|h| c.by_uuid.get(h)) else { continue };
+        let h = h as usize;
+        if c.parents[h].is_none() && c.lines[h].parent.is_some() {
+            entries[h].parent_id = StrRef::NONE;
+        }
+    }
 }
 
 fn warn(kind: Problem, line: LineNo, message: &str) -> Diagnostic {
