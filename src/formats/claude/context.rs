@@ -1,17 +1,20 @@
 //! The context Claude Code sends its model at an entry (docs/claude-format.md §2), built
 //! the way the client builds it when it resumes there:
 //!
-//! 1. the chain from the leaf up the `parentUuid`s as written, to a root (a compact
-//!    boundary is one);
+//! 0. the file as the client loads it: after a compaction that keeps a tail, the entries
+//!    written before it are gone and the tail hangs under the summary (`View`);
+//! 1. the chain from the leaf up the parents, to a root (a compact boundary is one);
 //! 2. the parts of a split reply that are not on the chain, and the tool results written
 //!    under any part, put back after the reply's last part on the chain (the client's
 //!    recovery of parallel tool calls; it joins lines by `message.id` even across
 //!    branches);
 //! 3. cut after the entry asked for (`--resume-session-at`);
 //! 4. each line made into API messages (attachments by their `rendered` texts), the
-//!    attachments meant for the user's turn moved before it, lines of one reply joined,
-//!    neighbouring user messages joined, system texts joined;
-//! 5. a call without a result answered with the client's error result.
+//!    attachments meant for the user's turn moved before it, then joined in one pass
+//!    (`Joiner`): lines of one reply, user messages, system texts held for the next reply;
+//! 5. a call without a result answered with the client's error result, and with
+//!    `--resume` an unfinished turn answered;
+//! 6. the effort stated where the client states it (`state_effort`).
 
 use rustc_hash::FxHashSet as HashSet;
 use serde_json::{json, Map, Value};
