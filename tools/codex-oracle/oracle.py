@@ -137,7 +137,7 @@ class Namespace:
         inner = (f"ip link set lo up; mount --bind {RUN}/resolv.conf /etc/resolv.conf; "
                  f"mount -t tmpfs tmpfs /home; mkdir -p {HOME}; mount --bind {SCRATCH} {HOME}; "
                  f"mount -t tmpfs tmpfs /opt; mkdir -p /opt/codex; mount --bind {INSTALL} /opt/codex; "
-                 f"python3 {HERE}/dnslog.py {RUN}/dns.log & echo $! > {RUN}/dns.pid; exec sleep infinity")
+                 f"python3 {HERE.parent / 'claude-oracle'}/dnslog.py {RUN}/dns.log & echo $! > {RUN}/dns.pid; exec sleep infinity")
         self.anchor = subprocess.Popen(["unshare", "-n", "-m", "--propagation", "private", "bash", "-c", inner],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
