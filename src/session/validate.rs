@@ -54,6 +54,32 @@ pub fn validate(line: &[u8]) -> Verdict {
     run(line, Plain)
 }
 
+/// Bit i of the result is the XOR of bits 0..=i of `x` (a block's quotes to the bytes
+/// inside strings; also `session::walk`'s).
+#[inline(always)]
+pub(crate) fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+/// simdjson's `find_escaped`: the bytes that follow an odd run of backslashes (the runs
+/// carry over from block to block in `prev_escaped`; also `session::walk`'s).
+#[inline(always)]
+pub(crate) fn find_escaped(backslash: u64, prev_escaped: &mut u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let backslash = backslash & !*prev_escaped;
+    let follows = (backslash << 1) | *prev_escaped;
+    let odd_starts = backslash & !EVEN & !follows;
+    let (even_runs, carry) = odd_starts.overflowing_add(backslash);
+    *prev_escaped = u64::from(carry);
+    (EVEN ^ (even_runs << 1)) & follows
+}
+
 /// The instructions a line is validated with: how a block's masks are made, and the one bit
 /// operation that some CPUs have an instruction for.
 trait Kernel: Copy {
@@ -70,14 +96,8 @@ trait Kernel: Copy {
 
     /// Bit i of the result is the XOR of bits 0..=i of `x`.
     #[inline(always)]
-    fn prefix_xor(self, mut x: u64) -> u64 {
-        x ^= x << 1;
-        x ^= x << 2;
-        x ^= x << 4;
-        x ^= x << 8;
-        x ^= x << 16;
-        x ^= x << 32;
-        x
+    fn prefix_xor(self, x: u64) -> u64 {
+        prefix_xor(x)
     }
 }
 
@@ -606,13 +626,7 @@ impl<'a> Validator<'a> {
     /// simdjson's `find_escaped`: the bytes that follow an odd run of backslashes.
     #[inline(always)]
     fn find_escaped(&mut self, backslash: u64) -> u64 {
-        const EVEN: u64 = 0x5555_5555_5555_5555;
-        let backslash = backslash & !self.prev_escaped;
-        let follows = (backslash << 1) | self.prev_escaped;
-        let odd_starts = backslash & !EVEN & !follows;
-        let (even_runs, carry) = odd_starts.overflowing_add(backslash);
-        self.prev_escaped = u64::from(carry);
-        (EVEN ^ (even_runs << 1)) & follows
+        find_escaped(backslash, &mut self.prev_escaped)
     }
 
     /// The verdict, once every block has been taken; `stack` as `tokens` left it.

@@ -8,6 +8,8 @@
 //! operations, which suits lines made of many short strings (JSON inside tool output),
 //! where the walk would stop at every quote.
 
+use super::validate::{find_escaped, prefix_xor};
+
 /// The index after the JSON whitespace at `b[i..]`.
 pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
@@ -230,31 +232,6 @@ fn classify(block: &[u8; 64]) -> (u64, u64, u64, u64) {
         }
     }
     (quote, backslash, open, close)
-}
-
-/// simdjson's `find_escaped`: the bytes that follow an odd run of backslashes (the runs
-/// carry over from block to block in `prev_escaped`).
-#[inline(always)]
-fn find_escaped(backslash: u64, prev_escaped: &mut u64) -> u64 {
-    const EVEN: u64 = 0x5555_5555_5555_5555;
-    let backslash = backslash & !*prev_escaped;
-    let follows = (backslash << 1) | *prev_escaped;
-    let odd_starts = backslash & !EVEN & !follows;
-    let (even_runs, carry) = odd_starts.overflowing_add(backslash);
-    *prev_escaped = u64::from(carry);
-    (EVEN ^ (even_runs << 1)) & follows
-}
-
-/// Bit i of the result is the XOR of bits 0..=i of `x`.
-#[inline(always)]
-fn prefix_xor(mut x: u64) -> u64 {
-    x ^= x << 1;
-    x ^= x << 2;
-    x ^= x << 4;
-    x ^= x << 8;
-    x ^= x << 16;
-    x ^= x << 32;
-    x
 }
 
 #[cfg(test)]
