@@ -196,11 +196,6 @@ fn chain_in(s: &Session, c: &Claude, view: &View, leaf: EntryIdx) -> Vec<EntryId
     out
 }
 
-/// The entries whose lines make the context at `leaf`, in the whole file.
-pub fn chain(s: &Session, c: &Claude, leaf: EntryIdx) -> Vec<EntryIdx> {
-    chain_in(s, c, &View::new(s, c, s.entries.len()), leaf)
-}
-
 fn by_time(s: &Session, a: usize, b: usize) -> std::cmp::Ordering {
     let (ta, tb) = (s.time(EntryIdx::new(a)), s.time(EntryIdx::new(b)));
     match (ta, tb) {
@@ -462,9 +457,14 @@ pub fn api_messages(s: &Session, entries: &[EntryIdx], resumed: bool) -> Result<
     // the client's default (older clients state none).
     if turn_effort.is_none() {
         turn_effort =
-            s.entries.indices().filter(|&i| s.entries[i].role == Role::Assistant).find_map(|i| {
-                line(s, i).ok().and_then(|v| v.get("effort").and_then(Value::as_str).map(str::to_string))
-            });
+            // Only a line that names an effort is parsed (an older file names none in any).
+            s.entries
+                .indices()
+                .filter(|&i| s.entries[i].role == Role::Assistant)
+                .filter(|&i| memchr::memmem::find(s.raw_line(i), b"\"effort\"").is_some())
+                .find_map(|i| {
+                    line(s, i).ok().and_then(|v| v.get("effort").and_then(Value::as_str).map(str::to_string))
+                });
     }
     if turn_effort.is_none() && records_effort(s.header.version.as_ref().and_then(Value::as_str)) {
         turn_effort = Some(DEFAULT_EFFORT.into());
