@@ -56,7 +56,8 @@ pub fn check_file(name: &str, source: Result<Source, String>, formats: &[&'stati
         findings: vec![Finding { level: Level::Error, kind: "unreadable", line: None, message, hint: "" }],
     };
     let source = match source {
-        Ok(s) => s,
+        // With the files its format reads with it (a Codex fork's parents).
+        Ok(s) => super::open::assemble(vec![s], formats).remove(0),
         Err(e) => return unreadable(e),
     };
     let findings = match check(&source, formats) {

@@ -65,6 +65,13 @@ pub trait Format: Sync {
     fn load_checked<'a>(&'static self, source: &'a Source) -> Result<Session<'a>, LoadError> {
         self.load(source, &BTreeSet::new())
     }
+
+    /// Other files that belong to this one's session and are loaded with it, after it, in
+    /// one joined source ([`Source::join`]). Codex: the rollouts a fork inherits its history
+    /// from, and the forks made of it. Most formats: none (a session is one file).
+    fn companions(&self, _source: &Source) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
 }
 
 /// What the format alone knows how to do with one loaded session.
@@ -156,6 +163,13 @@ pub trait Dialect: Send + Sync {
     /// calls write theirs to files of their own), for the tree to hang under it. pi: none.
     fn subagents(&self, _s: &Session, _i: EntryIdx) -> Vec<Subagent> {
         Vec::new()
+    }
+
+    /// A REV base in this format's own syntax (Codex: `:N`, an item's ordinal), tried before
+    /// ids and labels. `None`: not this format's syntax; `Some(Err(why))`: it is, and names
+    /// nothing.
+    fn rev_base(&self, _s: &Session, _base: &str) -> Option<Result<EntryIdx, String>> {
+        None
     }
 
     /// The fix hint `check` gives for a problem loading found, when this format's agent

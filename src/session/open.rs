@@ -73,6 +73,22 @@ fn format_of(source: &Source, formats: &[&'static dyn Format]) -> Result<&'stati
     Ok(format)
 }
 
+/// Each source with the files its format loads with it ([`Format::companions`]). A
+/// companion that cannot be read is left out; the format's loader reports what is missing.
+pub fn assemble(sources: Vec<Source>, formats: &[&'static dyn Format]) -> Vec<Source> {
+    sources
+        .into_iter()
+        .map(|source| {
+            let more = detect(&source, formats).map(|f| f.companions(&source)).unwrap_or_default();
+            if more.is_empty() {
+                source
+            } else {
+                source.join(&more).0
+            }
+        })
+        .collect()
+}
+
 /// What a step may ask of the reading in progress.
 pub struct Reading<'r> {
     sources: &'r [Source],
@@ -109,13 +125,13 @@ pub fn read<R>(
     report: &mut dyn FnMut(&Session) -> anyhow::Result<()>,
     mut step: impl FnMut(&[Session], &mut Reading) -> anyhow::Result<R>,
 ) -> anyhow::Result<R> {
-    let mut sources = open()?;
+    let mut sources = assemble(open()?, formats);
     let mut exclude: Vec<BTreeSet<LineNo>> = vec![BTreeSet::new(); sources.len()];
     let mut last_error = None;
     for attempt in 1..=ATTEMPTS {
         if attempt > 1 && sources.iter().any(Source::changed) {
             // Read the files again (standard input never changes, so it is never re-read).
-            sources = open()?;
+            sources = assemble(open()?, formats);
         }
         let mut sessions = Vec::with_capacity(sources.len());
         for (k, source) in sources.iter().enumerate() {

@@ -120,6 +120,9 @@ fn resolve_base(s: &Session, base: &str) -> Result<EntryIdx, Base> {
         }
         _ => {}
     }
+    if let Some(found) = s.dialect().rev_base(s, base) {
+        return found.map_err(|why| Base::NotFound(why, vec![]));
+    }
     if let Some(num) = base.strip_prefix('#') {
         let line: u32 =
             num.parse().map_err(|_| Base::NotFound(format!("`{num}` is not a line number"), vec![hint()]))?;

@@ -30,6 +30,30 @@ use super::LoadError;
 enum Bytes {
     Mapped(Guarded),
     Owned(Vec<u8>),
+    /// Several files read into one buffer ([`Source::join`]).
+    Joined(Joined),
+}
+
+/// A session that spans files (a Codex fork and the rollouts it inherits from): their bytes
+/// one after the other, each ending in `\n`, so that the index's byte offsets reach every
+/// file and a line never runs from one into the next.
+struct Joined {
+    buf: Vec<u8>,
+    parts: Vec<Part>,
+    /// The first file's own bytes, kept to tell whether it changed.
+    first: Box<Source>,
+}
+
+/// One file of a joined source.
+#[derive(Debug)]
+pub struct Part {
+    /// The name to report it by.
+    pub name: String,
+    pub path: Option<PathBuf>,
+    /// Where its bytes are in [`Source::bytes`].
+    pub range: std::ops::Range<usize>,
+    /// The open file and what it looked like (`None` for the first, whose own source knows).
+    file: Option<(File, Stamp)>,
 }
 
 /// The bytes of one session file and the name to report it by.
@@ -98,6 +122,55 @@ impl Source {
         match &self.bytes {
             Bytes::Mapped(m) => m.bytes(),
             Bytes::Owned(v) => v,
+            Bytes::Joined(j) => &j.buf,
+        }
+    }
+
+    /// This source followed by the files at `others`, read into one buffer: what a format
+    /// whose sessions span files needs loaded together ([`super::format::Format::companions`]).
+    /// Each file ends in a `\n` there (one is added where the file lacks it). A file that
+    /// cannot be read is left out, and returned with its error for the loader to report.
+    pub fn join(self, others: &[PathBuf]) -> (Source, Vec<(PathBuf, std::io::Error)>) {
+        let mut buf = Vec::with_capacity(self.bytes().len() + 1);
+        buf.extend_from_slice(self.bytes());
+        if !buf.is_empty() && buf.last() != Some(&b'\n') {
+            buf.push(b'\n');
+        }
+        let mut parts =
+            vec![Part { name: self.name.clone(), path: self.path.clone(), range: 0..buf.len(), file: None }];
+        let mut failed = Vec::new();
+        for path in others {
+            let read = (|| {
+                let mut file = File::open(path)?;
+                let stamp = Stamp::of(&file)?;
+                let start = buf.len();
+                file.read_to_end(&mut buf)?;
+                if buf.len() > start && buf.last() != Some(&b'\n') {
+                    buf.push(b'\n');
+                }
+                Ok::<_, std::io::Error>((file, stamp, start))
+            })();
+            match read {
+                Ok((file, stamp, start)) => parts.push(Part {
+                    name: path.display().to_string(),
+                    path: Some(path.clone()),
+                    range: start..buf.len(),
+                    file: Some((file, stamp)),
+                }),
+                Err(e) => failed.push((path.clone(), e)),
+            }
+        }
+        let name = self.name.clone();
+        let path = self.path.clone();
+        let joined = Joined { buf, parts, first: Box::new(self) };
+        (Source { name, path, bytes: Bytes::Joined(joined) }, failed)
+    }
+
+    /// The files this source's bytes come from, in order (one, unless it was joined).
+    pub fn parts(&self) -> Vec<(&str, Option<&Path>, std::ops::Range<usize>)> {
+        match &self.bytes {
+            Bytes::Joined(j) => j.parts.iter().map(|p| (p.name.as_str(), p.path.as_deref(), p.range.clone())).collect(),
+            _ => vec![(self.name.as_str(), self.path.as_deref(), 0..self.bytes().len())],
         }
     }
 
@@ -108,6 +181,15 @@ impl Source {
         match &self.bytes {
             Bytes::Owned(_) => false,
             Bytes::Mapped(m) => m.changed(),
+            // The buffer is a copy; what matters is whether it still is each file's state
+            // (the same rule as for a mapping: only an append leaves it so).
+            Bytes::Joined(j) => {
+                j.first.changed()
+                    || j.parts.iter().filter_map(|p| p.file.as_ref()).any(|(file, stamp)| match Stamp::of(file) {
+                        Ok(now) => now != *stamp && now.len <= stamp.len,
+                        Err(_) => true,
+                    })
+            }
         }
     }
 }
