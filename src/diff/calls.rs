@@ -46,13 +46,16 @@ pub(super) fn outcome(c: &CallFact, r: Option<&ResultFact>) -> (Outcome, Option<
 }
 
 /// A bash error's exit code: pi's notice `…\n\nCommand exited with code N` (the last one in
-/// the text), or Claude Code's first line `Exit code N`.
+/// the text), Claude Code's first line `Exit code N`, or Codex's header line `Process exited
+/// with code N`.
 fn exit_code(text: &str) -> Option<i64> {
     const NOTICE: &str = "Command exited with code ";
     const CLAUDE: &str = "Exit code ";
-    let rest = match text.rfind(NOTICE) {
-        Some(at) => &text[at + NOTICE.len()..],
-        None => text.strip_prefix(CLAUDE)?,
+    const CODEX: &str = "\nProcess exited with code ";
+    let rest = match (text.rfind(NOTICE), text.find(CODEX)) {
+        (Some(at), _) => &text[at + NOTICE.len()..],
+        (None, Some(at)) => &text[at + CODEX.len()..],
+        (None, None) => text.strip_prefix(CLAUDE)?,
     };
     let end = rest
         .char_indices()
@@ -91,6 +94,7 @@ mod tests {
     #[test]
     fn exit_codes_from_pi_notices() {
         assert_eq!(exit_code("out\nerr\n\n\nCommand exited with code 3"), Some(3));
+        assert_eq!(exit_code("Chunk ID: 1\nWall time: 0.2 seconds\nProcess exited with code 1\nOutput:\nx"), Some(1));
         assert_eq!(exit_code("ok"), None);
         assert_eq!(exit_code("Exit code 1\n\n> todo-cli@0.3.0 test\n"), Some(1));
     }

@@ -289,8 +289,9 @@ fn fact_and_usage(s: &Session, i: EntryIdx) -> Result<(FactKind, Option<Totals>)
         (EntryType::Message, Role::User | Role::Assistant | Role::ToolResult | Role::BashExecution)
         | (EntryType::Message, Role::Custom | Role::HookMessage)
         | (EntryType::CustomMessage, _) => {}
-        (EntryType::Message, _) | (EntryType::Custom, _) => return Ok((FactKind::Quiet, None)),
-        (EntryType::Usage, _) => return Ok((FactKind::Quiet, s.dialect().usage(s, i)?)),
+        (EntryType::Message, _) => return Ok((FactKind::Quiet, None)),
+        // Usage may be an entry of its own (pi's `usage`, Codex's token records).
+        (EntryType::Usage, _) | (EntryType::Custom, _) => return Ok((FactKind::Quiet, s.dialect().usage(s, i)?)),
         _ => {
             let _ = s.parse(i)?;
             return Ok((FactKind::Event(s.preview(i, 160)), s.dialect().usage(s, i)?));

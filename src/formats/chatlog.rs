@@ -147,7 +147,16 @@ impl Dialect for ChatLog {
             messages.push(self.entry(s, i)?["message"].take());
             entries.push(ProjectedEntry { entry: i, messages: start..messages.len(), edit: None });
         }
-        Ok(Projection { leaf, path, thinking_level: None, model: None, entries, messages, anthropic: None })
+        Ok(Projection {
+            leaf,
+            path,
+            thinking_level: None,
+            model: None,
+            entries,
+            messages,
+            anthropic: None,
+            responses: None,
+        })
     }
 
     fn llm_messages(&self, p: &Projection) -> Vec<Value> {

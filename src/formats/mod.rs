@@ -4,6 +4,7 @@
 //! (what is done with a loaded session), and one line in [`all`]. See ARCHITECTURE.md.
 
 pub mod claude;
+pub mod codex;
 pub mod pi;
 
 #[cfg(test)]
@@ -12,7 +13,7 @@ mod chatlog;
 use crate::session::format::Format;
 
 /// Every format, in the order detection prefers them when two fit equally well.
-pub static ALL: &[&dyn Format] = &[&pi::PI, &claude::CLAUDE];
+pub static ALL: &[&dyn Format] = &[&pi::PI, &claude::CLAUDE, &codex::CODEX];
 
 /// Every format (see [`ALL`]).
 pub fn all() -> &'static [&'static dyn Format] {

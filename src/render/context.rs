@@ -29,6 +29,10 @@ pub enum Format {
     Openai,
     /// An Anthropic Messages request body (`system`, `messages`, `tools`).
     Anthropic,
+    /// An OpenAI Responses request body (`model`, `input`): a Codex session's as the client
+    /// sends it.
+    #[value(name = "openai-responses")]
+    OpenaiResponses,
 }
 
 /// Writes `p` in `format`. `system`: with the replayed system prompt and tools.
@@ -61,6 +65,14 @@ pub fn write(
         Format::Json | Format::Llm => {
             let llm = (format == Format::Llm).then(|| session.dialect().llm_messages(p));
             serde_json::to_writer_pretty(&mut *w, &document(session, p, llm, system))?;
+            writeln!(w)?;
+        }
+        Format::OpenaiResponses => {
+            let input = match &p.responses {
+                Some(input) => Cow::Borrowed(input.as_slice()),
+                None => Cow::Owned(wire::responses::input(&session.dialect().llm_messages(p))),
+            };
+            serde_json::to_writer_pretty(&mut *w, &json!({"model": model_ref(p).id, "input": input}))?;
             writeln!(w)?;
         }
         Format::Openai | Format::Anthropic => {

@@ -53,6 +53,9 @@ pub struct Projection {
     /// since converting pi's messages back would lose what the agent does (merged lines,
     /// reminders, results it makes up for unanswered calls). `None`: convert.
     pub anthropic: Option<Vec<Value>>,
+    /// The `input` an agent that speaks OpenAI's Responses API sends itself (Codex):
+    /// `--format openai-responses` sends these as they are. `None`: convert.
+    pub responses: Option<Vec<Value>>,
 }
 
 /// Sets `key` unless the value is JS `undefined` (absent), as JSON.stringify omits those.

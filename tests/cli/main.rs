@@ -10,6 +10,7 @@ mod agent_summarize;
 mod broken;
 mod check_cmd;
 mod claude;
+mod codex;
 mod common;
 mod conformance;
 mod defects;
@@ -41,6 +42,7 @@ fn main() {
     trials.extend(broken::trials());
     trials.extend(check_cmd::trials());
     trials.extend(claude::trials());
+    trials.extend(codex::trials());
     trials.extend(conformance::trials());
     trials.extend(defects::trials());
     trials.extend(diff_cmd::trials());

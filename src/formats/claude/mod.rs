@@ -146,6 +146,7 @@ impl Claude {
             entries,
             messages,
             anthropic: Some(anthropic),
+            responses: None,
         })
     }
 

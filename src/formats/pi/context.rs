@@ -107,7 +107,16 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unread
         }
         entries.push(ProjectedEntry { entry: i, messages: start..messages.len(), edit });
     }
-    Ok(Projection { leaf: Some(leaf), path, thinking_level, model, entries, messages, anthropic: None })
+    Ok(Projection {
+        leaf: Some(leaf),
+        path,
+        thinking_level,
+        model,
+        entries,
+        messages,
+        anthropic: None,
+        responses: None,
+    })
 }
 
 /// Entry types that can produce messages (others are skipped without parsing).

@@ -40,6 +40,7 @@
 mod anthropic;
 mod model;
 mod openai;
+pub mod responses;
 mod schema;
 mod transform;
 

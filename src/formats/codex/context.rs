@@ -1,0 +1,125 @@
+//! The context Codex sends at a line (docs/codex-format.md §2): the Responses API `input`.
+//!
+//! It is, checked against every request the client sent in the corpus:
+//!
+//! 1. a developer message with the thread's `session_meta.base_instructions.text` (the client
+//!    gives it an id that is in no file; pisces writes none);
+//! 2. then the `payload` of every `response_item` line on the path, in order, less the
+//!    client's own `internal_chat_message_metadata_passthrough` key;
+//! 3. where a `compacted` line comes, what came before is replaced by its
+//!    `replacement_history` (an older `compacted` line without one: the user messages so far
+//!    and a user message with its summary, as older clients rebuilt it; not checked against
+//!    a client here).
+//!
+//! `turn_context`, `world_state`, events and token records are never sent. A fork's path runs
+//! through its parent's lines up to the fork point, so inheritance needs nothing here.
+
+use serde_json::{json, Map, Value};
+
+use super::{entries, Codex, Kind};
+use crate::session::entry::EntryIdx;
+use crate::session::format::Unreadable;
+use crate::session::projection::{ProjectedEntry, Projection};
+use crate::session::Session;
+
+/// The key the client adds to items in its files and takes out of its requests.
+const PASSTHROUGH: &str = "internal_chat_message_metadata_passthrough";
+
+/// An item as it is sent.
+fn sent(item: &Value) -> Value {
+    match item {
+        Value::Object(m) if m.contains_key(PASSTHROUGH) => {
+            let mut m = m.clone();
+            m.remove(PASSTHROUGH);
+            Value::Object(m)
+        }
+        other => other.clone(),
+    }
+}
+
+/// The item of a response-item line: its `payload`, or (older rollouts) the line itself.
+pub fn item_of(line: &Value) -> &Value {
+    match line.get("payload") {
+        Some(p) if line.get("type").and_then(Value::as_str) == Some("response_item") => p,
+        _ => line,
+    }
+}
+
+/// What a `compacted` line puts in place of the history before it.
+fn replacement(line: &Value, before: &[Value]) -> Vec<Value> {
+    let p = line.get("payload").unwrap_or(line);
+    if let Some(Value::Array(h)) = p.get("replacement_history") {
+        return h.iter().map(sent).collect();
+    }
+    let mut out: Vec<Value> = before
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+        .filter(|i| i.get("role").and_then(Value::as_str) == Some("user"))
+        .cloned()
+        .collect();
+    if let Some(summary) = p.get("message").and_then(Value::as_str) {
+        out.push(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}));
+    }
+    out
+}
+
+pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable> {
+    let Some(leaf) = leaf else { return Ok(Projection { responses: Some(Vec::new()), ..Default::default() }) };
+    let path = s.path_to(leaf);
+    let mut input: Vec<Value> = Vec::new();
+    let mut messages: Vec<Value> = Vec::new();
+    let mut projected: Vec<ProjectedEntry> = Vec::new();
+    let mut names = entries::Names::default();
+    let mut model = None;
+    for &i in &path {
+        let kind = c.items[i.get()].kind;
+        if !(kind.is_item() || kind == Kind::Compacted || kind == Kind::TurnContext) {
+            continue;
+        }
+        let line = c.line(s, i)?;
+        if kind == Kind::TurnContext {
+            if let Some(m) = line.pointer("/payload/model").and_then(Value::as_str) {
+                model = Some(json!({"provider": "openai", "modelId": m}));
+            }
+            continue;
+        }
+        let start = messages.len();
+        if kind == Kind::Compacted {
+            input = replacement(&line, &input);
+            messages.clear();
+            projected.clear();
+            let t = entries::time_of(&line);
+            for item in &input {
+                messages.extend(entries::message_of(item, t.clone(), &mut names, c.model(i)));
+            }
+            projected.push(ProjectedEntry { entry: i, messages: 0..messages.len(), edit: None });
+            continue;
+        }
+        let item = item_of(&line);
+        input.push(sent(item));
+        messages.extend(entries::message_of(item, entries::time_of(&line), &mut names, c.model(i)));
+        projected.push(ProjectedEntry { entry: i, messages: start..messages.len(), edit: None });
+    }
+    if let Some(text) = &c.thread(leaf).instructions {
+        input.insert(0, developer(text));
+    }
+    Ok(Projection {
+        leaf: Some(leaf),
+        path,
+        thinking_level: None,
+        model,
+        entries: projected,
+        messages,
+        anthropic: None,
+        responses: Some(input),
+    })
+}
+
+/// The developer message a request starts with.
+fn developer(text: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), "message".into());
+    m.insert("role".into(), "developer".into());
+    m.insert("content".into(), json!([{"type": "input_text", "text": text}]));
+    Value::Object(m)
+}

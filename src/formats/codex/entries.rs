@@ -1,0 +1,414 @@
+//! Rollout lines in the common (pi) entry shape, what `check` finds in them, and Codex's
+//! tools as pi's.
+//!
+//! | rollout line | common shape |
+//! |---|---|
+//! | `response_item` `message` user / assistant | `message`, role `user` / `assistant` (`text` blocks) |
+//! | `response_item` `message` developer | `message`, role `custom` (`customType` `codex:developer`) |
+//! | `reasoning` | `message`, role `assistant`, one `thinking` block (the summary) |
+//! | `function_call`, `custom_tool_call`, … | `message`, role `assistant`, one `toolCall` block |
+//! | `function_call_output`, … | `message`, role `toolResult` (`toolName` from its call) |
+//! | `compacted` | `compaction` (its `message` as the summary) |
+//! | anything else | `custom`, `customType` `codex:<type>` (events: `codex:event_msg:<type>`), the line as `data` |
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{json, Map, Value};
+
+use super::context::item_of;
+use super::{Codex, Kind};
+use crate::session::check::{Finding, Level};
+use crate::session::entry::EntryIdx;
+use crate::session::format::Unreadable;
+use crate::session::{js, Session};
+
+/// call id -> tool name, for the results on a path.
+#[derive(Default)]
+pub struct Names(HashMap<String, String>);
+
+/// A line's `timestamp` in ms, as pi's messages carry it.
+pub fn time_of(line: &Value) -> Value {
+    line.get("timestamp").and_then(Value::as_str).and_then(js::parse_date).map_or(Value::Null, js::number)
+}
+
+fn texts(content: Option<&Value>, kinds: &[&str]) -> Vec<Value> {
+    match content {
+        Some(Value::String(t)) => vec![json!({"type": "text", "text": t})],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|b| {
+                let ty = b.get("type").and_then(Value::as_str)?;
+                if kinds.contains(&ty) {
+                    Some(json!({"type": "text", "text": b.get("text").cloned().unwrap_or_default()}))
+                } else if ty.contains("image") {
+                    Some(json!({"type": "text", "text": "[image]"}))
+                } else {
+                    None
+                }
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn assistant(content: Vec<Value>, stop: &str, t: Value) -> Value {
+    json!({
+        "role": "assistant",
+        "content": content,
+        "api": "openai-responses",
+        "provider": "openai",
+        "model": "",
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"total": 0}},
+        "stopReason": stop,
+        "timestamp": t,
+    })
+}
+
+/// A call's arguments as an object: a function call's JSON string parsed, a custom tool's
+/// raw `input` as `{input}`.
+pub fn call_arguments(item: &Value) -> Value {
+    match item.get("arguments") {
+        Some(Value::String(a)) => serde_json::from_str(a).unwrap_or_else(|_| json!({"arguments": a})),
+        Some(v) => v.clone(),
+        None => match item.get("input") {
+            Some(i) => json!({"input": i}),
+            None => item.get("action").cloned().unwrap_or_else(|| json!({})),
+        },
+    }
+}
+
+/// What a call's output says, as text.
+pub fn output_text(item: &Value) -> String {
+    match item.get("output") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => {
+            a.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+        }
+        Some(Value::Object(o)) => match o.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => js::stringify(v),
+            None => js::stringify(&Value::Object(o.clone())),
+        },
+        Some(v) => js::stringify(v),
+        None => String::new(),
+    }
+}
+
+/// The pi message a response item makes (none for item types pisces does not know); a
+/// reply's carries `model`, the model of its turn.
+pub fn message_of(item: &Value, t: Value, names: &mut Names, model: Option<&str>) -> Option<Value> {
+    let mut m = message(item, t, names)?;
+    if let (Some(model), Some("assistant")) = (model, m.get("role").and_then(Value::as_str)) {
+        m["model"] = model.into();
+    }
+    Some(m)
+}
+
+fn message(item: &Value, t: Value, names: &mut Names) -> Option<Value> {
+    let ty = item.get("type").and_then(Value::as_str)?;
+    Some(match ty {
+        "message" => match item.get("role").and_then(Value::as_str) {
+            Some("assistant") => assistant(texts(item.get("content"), &["output_text", "text"]), "stop", t),
+            Some("user") => {
+                json!({"role": "user", "content": texts(item.get("content"), &["input_text", "text"]), "timestamp": t})
+            }
+            role => json!({
+                "role": "custom",
+                "customType": format!("codex:{}", role.unwrap_or("message")),
+                "content": texts(item.get("content"), &["input_text", "text", "output_text"]),
+                "display": false,
+                "timestamp": t,
+            }),
+        },
+        "reasoning" => {
+            let summary: Vec<&str> = item
+                .get("summary")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("text").and_then(Value::as_str))
+                .collect();
+            let mut b = Map::new();
+            b.insert("type".into(), "thinking".into());
+            b.insert("thinking".into(), summary.join("\n\n").into());
+            if let Some(sig) = item.get("encrypted_content").filter(|v| !v.is_null()) {
+                b.insert("thinkingSignature".into(), sig.clone());
+            }
+            assistant(vec![Value::Object(b)], "stop", t)
+        }
+        t2 if super::load::is_call(t2) => {
+            let id = item.get("call_id").or_else(|| item.get("id")).and_then(Value::as_str).unwrap_or_default();
+            let name = item.get("name").and_then(Value::as_str).unwrap_or(t2);
+            names.0.insert(id.to_string(), name.to_string());
+            let call = json!({"type": "toolCall", "id": id, "name": name, "arguments": call_arguments(item)});
+            assistant(vec![call], "toolUse", t)
+        }
+        t2 if super::load::is_output(t2) => {
+            let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default();
+            let text = output_text(item);
+            json!({
+                "role": "toolResult",
+                "toolCallId": id,
+                "toolName": names.0.get(id).cloned().unwrap_or_default(),
+                "content": [{"type": "text", "text": text}],
+                "isError": exit_code(&text).is_some_and(|c| c != 0),
+                "timestamp": t,
+            })
+        }
+        _ => return None,
+    })
+}
+
+/// The exit code an output reports (`Process exited with code N`, `Exit code: N`).
+pub fn exit_code(text: &str) -> Option<i64> {
+    for l in text.lines().take(8) {
+        let rest = l.strip_prefix("Process exited with code ").or_else(|| l.strip_prefix("Exit code: "));
+        if let Some(n) = rest.and_then(|r| r.trim().parse().ok()) {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// The names of the calls on the path to `i` (a lone result names its call).
+fn names_before(s: &Session, c: &Codex, i: EntryIdx) -> Names {
+    let mut names = Names::default();
+    for k in s.path_to(i) {
+        if c.items[k.get()].kind == Kind::Call {
+            if let Ok(line) = c.line(s, k) {
+                message_of(item_of(&line), Value::Null, &mut names, None);
+            }
+        }
+    }
+    names
+}
+
+/// Entry `i` in the common shape.
+pub fn entry(s: &Session, c: &Codex, i: EntryIdx) -> Result<Value, Unreadable> {
+    let line = c.line(s, i)?;
+    let kind = c.items[i.get()].kind;
+    let mut out = Map::new();
+    let parent = s.parent(i).map(|p| s.id_value(p)).unwrap_or(Value::Null);
+    let message = if kind.is_item() {
+        let mut names = if kind == Kind::Output { names_before(s, c, i) } else { Names::default() };
+        message_of(item_of(&line), time_of(&line), &mut names, c.model(i))
+    } else {
+        None
+    };
+    let ty = match (&message, kind) {
+        (Some(_), _) => "message",
+        (None, Kind::Compacted) => "compaction",
+        _ => "custom",
+    };
+    out.insert("type".into(), ty.into());
+    out.insert("id".into(), Value::String(s.display_id(i).into_owned()));
+    out.insert("parentId".into(), parent);
+    out.insert("timestamp".into(), line.get("timestamp").cloned().unwrap_or_default());
+    match (message, kind) {
+        (Some(m), _) => {
+            out.insert("message".into(), m);
+        }
+        (None, Kind::Compacted) => {
+            let summary = line.pointer("/payload/message").cloned().unwrap_or_default();
+            out.insert("summary".into(), summary);
+            out.insert("tokensBefore".into(), Value::Null);
+            out.insert("firstKeptEntryId".into(), Value::Null);
+        }
+        _ => {
+            out.insert("customType".into(), format!("codex:{}", type_label(&line)).into());
+            out.insert("data".into(), line);
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// `event_msg:task_complete`, `turn_context`, `response_item:web_search_call`: what a line is.
+pub fn type_label(line: &Value) -> String {
+    let ty = line.get("type").and_then(Value::as_str).or_else(|| line.get("record_type").and_then(Value::as_str));
+    let sub = line.pointer("/payload/type").and_then(Value::as_str);
+    match (ty, sub) {
+        (Some(t), Some(s)) => format!("{t}:{s}"),
+        (Some(t), None) => t.to_string(),
+        (None, _) if line.get("instructions").is_some() => "session_meta".to_string(),
+        (None, _) => "line".to_string(),
+    }
+}
+
+/// `user: fix the tests`, `[exec_command: npm test]`: one line about entry `i`.
+pub fn preview(s: &Session, c: &Codex, i: EntryIdx, max: usize) -> String {
+    let text = match c.line(s, i) {
+        Ok(line) => super::rows::line_text(c, i, &line).to_plain(),
+        Err(_) => "(unreadable)".to_string(),
+    };
+    crate::session::text::one_line(&text, max)
+}
+
+/// Codex's tools as pi's, for diff's files and commands.
+pub fn pi_tool(name: &str, args: &Value) -> Option<(&'static str, Value)> {
+    match name {
+        "exec_command" => Some(("bash", json!({"command": args.get("cmd").cloned().unwrap_or_default()}))),
+        "shell" | "container.exec" | "local_shell" => {
+            let cmd = match args.get("command") {
+                Some(Value::Array(a)) => {
+                    let parts: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
+                    // `["bash", "-lc", "npm test"]` ran `npm test`.
+                    match parts.as_slice() {
+                        [_, "-lc" | "-c", cmd] => cmd.to_string(),
+                        _ => parts.join(" "),
+                    }
+                }
+                Some(Value::String(s)) => s.clone(),
+                _ => return None,
+            };
+            Some(("bash", json!({"command": cmd})))
+        }
+        "shell_command" => Some(("bash", json!({"command": args.get("command").cloned().unwrap_or_default()}))),
+        "apply_patch" => {
+            let patch = args.get("input").or_else(|| args.get("patch")).and_then(Value::as_str)?;
+            let (kind, path) = patch_files(patch).into_iter().next()?;
+            Some(if kind == "Add" {
+                ("write", json!({"path": path, "content": added_text(patch)}))
+            } else {
+                ("edit", json!({"path": path, "edits": []}))
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The files a patch touches: `("Update" | "Add" | "Delete", path)`, in order.
+pub fn patch_files(patch: &str) -> Vec<(&str, &str)> {
+    patch
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("*** ")?;
+            let (kind, path) = rest.split_once(" File: ")?;
+            matches!(kind, "Update" | "Add" | "Delete").then_some((kind, path.trim()))
+        })
+        .collect()
+}
+
+/// The text of the first file a patch adds (its `+` lines).
+fn added_text(patch: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for l in patch.lines() {
+        if l.starts_with("*** Add File: ") {
+            if inside {
+                break;
+            }
+            inside = true;
+        } else if inside {
+            match l.strip_prefix('+') {
+                Some(t) => {
+                    out.push_str(t);
+                    out.push('\n');
+                }
+                None => break,
+            }
+        }
+    }
+    out
+}
+
+/// What only the whole family shows: ordinal gaps, fork points that do not fit their
+/// parent, calls without an output.
+pub fn findings(s: &Session, c: &Codex) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let th = &c.threads[0];
+    // Ordinals go up by one a line.
+    let mut prev: Option<(u64, EntryIdx)> = None;
+    for k in th.entries.clone() {
+        let i = EntryIdx::new(k);
+        let Some(o) = c.items[k].ordinal else { continue };
+        if let Some((p, _)) = prev {
+            if o != p + 1 {
+                out.push(Finding {
+                    level: Level::Warning,
+                    kind: "ordinal-gap",
+                    line: Some(s.entries[i].line),
+                    message: format!(
+                        "ordinal {o} follows {p}: {}",
+                        if o > p { "lines are missing" } else { "ordinals go back" }
+                    ),
+                    hint: "Codex numbers every line of a thread; lines were deleted or the file was spliced",
+                });
+            }
+        }
+        prev = Some((o, i));
+    }
+    // The fork point against the parent's file.
+    if let Some(b) = &th.base {
+        if let Some(p) = c.threads.iter().find(|t| t.id.as_deref() == Some(b.thread.as_str())) {
+            let data = s.data();
+            let bytes = &data[p.range.clone()];
+            let next = p.entries.clone().filter_map(|k| c.items[k].ordinal).max().map(|m| m + 1);
+            let first = p.entries.clone().find_map(|k| c.items[k].ordinal);
+            if next.is_some_and(|n| b.end_ordinal > n) || first.is_some_and(|f| b.end_ordinal < f && p.base.is_none()) {
+                out.push(Finding {
+                    level: Level::Error,
+                    kind: "fork-point-past-end",
+                    line: th.entries.clone().next().map(|k| s.entries[EntryIdx::new(k)].line),
+                    message: format!(
+                        "history_base.end_ordinal_exclusive {} is past the end of {} (its last ordinal is {})",
+                        b.end_ordinal,
+                        p.file_name(),
+                        next.map_or(0, |n| n - 1)
+                    ),
+                    hint: "the parent's rollout was cut after the fork was made; the inherited history is incomplete",
+                });
+            }
+            if let Some(off) = b.end_byte {
+                let off = off as usize;
+                let at_line_start = off == 0 || (off <= bytes.len() && bytes.get(off - 1) == Some(&b'\n'));
+                if !at_line_start {
+                    out.push(Finding {
+                        level: Level::Error,
+                        kind: "fork-offset-not-line-start",
+                        line: th.entries.clone().next().map(|k| s.entries[EntryIdx::new(k)].line),
+                        message: format!(
+                            "history_base.end_byte_offset {off} is {} of {} ({} bytes)",
+                            if off > bytes.len() { "past the end" } else { "not at a line start" },
+                            p.file_name(),
+                            bytes.len()
+                        ),
+                        hint: "the parent's rollout was rewritten after the fork was made",
+                    });
+                }
+            }
+        }
+    }
+    // Calls without an output anywhere on the thread's history.
+    if let Some(leaf) = s.default_leaf() {
+        let path = s.path_to(leaf);
+        let mut answered: HashSet<String> = HashSet::new();
+        let mut calls: Vec<(EntryIdx, String, String)> = Vec::new();
+        for &i in &path {
+            let kind = c.items[i.get()].kind;
+            if kind != Kind::Call && kind != Kind::Output {
+                continue;
+            }
+            let Ok(line) = c.line(s, i) else { continue };
+            let item = item_of(&line);
+            let Some(id) = item.get("call_id").and_then(Value::as_str) else { continue };
+            if kind == Kind::Output {
+                answered.insert(id.to_string());
+            } else {
+                let name = item.get("name").and_then(Value::as_str).unwrap_or("?");
+                calls.push((i, id.to_string(), name.to_string()));
+            }
+        }
+        for (i, id, name) in calls {
+            if !answered.contains(&id) {
+                out.push(Finding {
+                    level: Level::Warning,
+                    kind: "unanswered-call",
+                    line: (c.items[i.get()].thread == 0).then(|| s.entries[i].line),
+                    message: format!("the {name} call {id} has no output on this thread's history"),
+                    hint: "the turn was interrupted mid-call (or the output's line was lost)",
+                });
+            }
+        }
+    }
+    out
+}

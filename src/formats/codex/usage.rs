@@ -1,0 +1,73 @@
+//! Tokens and cost as Codex counts them (docs/codex-format.md §4).
+//!
+//! 0.171.0 writes a `token_usage_record` for each response (`usage`: that response's
+//! tokens); older rollouts only have `event_msg` `token_count` events, whose
+//! `info.last_token_usage` is the last response's and which repeat an unchanged total when
+//! nothing new was used. A rollout with records counts those; one without counts each event
+//! whose `total_token_usage` changed. OpenAI's `input_tokens` include the cached ones:
+//! pisces counts `input - cached` as input and `cached` as cache reads. A fork copies no
+//! lines, so what it inherited is counted once, in its parent's file.
+
+use serde_json::Value;
+
+use super::{Codex, Kind};
+use crate::session::entry::EntryIdx;
+use crate::session::format::Unreadable;
+use crate::session::usage::Totals;
+use crate::session::Session;
+
+/// A model's price in US dollars per million tokens (OpenAI's list prices).
+pub struct Price {
+    /// The model id starts with this.
+    pub prefix: &'static str,
+    pub input: f64,
+    pub cached: f64,
+    pub output: f64,
+}
+
+/// Longest prefix first.
+pub const PRICES: &[Price] = &[
+    Price { prefix: "gpt-5-nano", input: 0.05, cached: 0.005, output: 0.4 },
+    Price { prefix: "gpt-5-mini", input: 0.25, cached: 0.025, output: 2.0 },
+    Price { prefix: "gpt-5", input: 1.25, cached: 0.125, output: 10.0 },
+    Price { prefix: "gpt-4.1-mini", input: 0.4, cached: 0.1, output: 1.6 },
+    Price { prefix: "gpt-4.1", input: 2.0, cached: 0.5, output: 8.0 },
+    Price { prefix: "o4-mini", input: 1.1, cached: 0.275, output: 4.4 },
+    Price { prefix: "o3", input: 2.0, cached: 0.5, output: 8.0 },
+];
+
+fn price(model: &str) -> Option<&'static Price> {
+    PRICES.iter().find(|p| model.starts_with(p.prefix))
+}
+
+/// Codex's usage object (`input_tokens`, `cached_input_tokens`, …) as totals.
+pub fn totals_of(u: &Value, model: Option<&str>) -> Totals {
+    let n = |k: &str| u.get(k).and_then(Value::as_f64).filter(|f| f.is_finite()).unwrap_or(0.0);
+    let cached = n("cached_input_tokens");
+    let mut t = Totals {
+        input: (n("input_tokens") - cached).max(0.0),
+        output: n("output_tokens"),
+        cache_read: cached,
+        cache_write: n("cache_write_input_tokens"),
+        total_tokens: n("total_tokens"),
+        cost: 0.0,
+    };
+    if let Some(p) = model.and_then(price) {
+        t.cost = ((t.input + t.cache_write) * p.input + t.cache_read * p.cached + t.output * p.output) / 1e6;
+    }
+    t
+}
+
+pub fn entry_usage(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {
+    let item = &c.items[i.get()];
+    if !item.counted {
+        return Ok(None);
+    }
+    let line = c.line(s, i)?;
+    let u = match item.kind {
+        Kind::TokenRecord => line.pointer("/payload/usage"),
+        Kind::TokenCount => line.pointer("/payload/info/last_token_usage"),
+        _ => None,
+    };
+    Ok(u.map(|u| totals_of(u, c.model(i))))
+}

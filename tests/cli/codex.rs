@@ -1,0 +1,341 @@
+//! Codex CLI rollouts (`testdata/codex-*/`), checked against the real client.
+//!
+//! `requests/<family>.json` holds, for each thread (rollout) of a family, the Responses
+//! `input` Codex sent when it resumed the thread at its end, and at the end of each earlier
+//! turn (the file cut after that turn's `task_complete`), less the probe's own message
+//! (tools/codex-oracle/goldens.py). `pisces path ROLLOUT [:N] --format openai-responses`
+//! must send the same. The only liberty: the client gives the first item (its base
+//! instructions as a developer message) an id found in no file, which pisces leaves out.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::Trial;
+use serde_json::Value;
+
+use crate::common::{check, first_diff, run, stdout, stdout_json, testdata, TestResult};
+
+const CORPUS: &str = "codex-0.171.0";
+
+fn corpus() -> PathBuf {
+    testdata().join(CORPUS)
+}
+
+fn families() -> Vec<String> {
+    let mut out: Vec<String> = fs::read_dir(corpus().join("requests"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn golden(family: &str) -> Value {
+    serde_json::from_str(&fs::read_to_string(corpus().join("requests").join(format!("{family}.json"))).unwrap())
+        .unwrap()
+}
+
+/// A thread's rollout in the corpus.
+fn rollout(family: &str, thread: &str) -> PathBuf {
+    let g = golden(family);
+    corpus().join(family).join(g["threads"][thread]["file"].as_str().unwrap())
+}
+
+/// The first 13 characters of a thread id are unique in the corpus.
+fn thread_of(family: &str, short: &str) -> String {
+    let g = golden(family);
+    g["threads"].as_object().unwrap().keys().find(|k| k.starts_with(short)).unwrap().clone()
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for family in families() {
+        let f = family.clone();
+        trials.push(Trial::test(format!("codex::context::{family}"), move || contexts_match(&f)));
+    }
+    trials.extend([
+        Trial::test("codex::fork_family_is_one_tree", family_tree),
+        Trial::test("codex::leaves_one_tip_per_thread_with_the_clients_tokens", leaves_tokens),
+        Trial::test("codex::fork_without_its_parent_is_reported", missing_parent),
+        Trial::test("codex::check_finds_bad_fork_points_and_gaps", check_findings),
+        Trial::test("codex::ordinal_and_id_revs", ordinal_revs),
+        Trial::test("codex::older_rollouts_load", older_rollouts),
+        Trial::test("codex::other_formats_give_the_same_conversation", other_formats),
+    ]);
+    trials
+}
+
+fn responses_input(file: &Path, rev: Option<&str>) -> Result<Value, libtest_mimic::Failed> {
+    let file = file.to_str().unwrap();
+    let mut args = vec!["path", file];
+    args.extend(rev);
+    args.extend(["--format", "openai-responses"]);
+    Ok(stdout_json(&run(&args))?["input"].clone())
+}
+
+/// At every thread's end and every earlier turn end the client resumed at, pisces sends
+/// its input.
+fn contexts_match(family: &str) -> TestResult {
+    let g = golden(family);
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for (thread, t) in g["threads"].as_object().unwrap() {
+        let file = corpus().join(family).join(t["file"].as_str().unwrap());
+        for p in t["points"].as_array().unwrap() {
+            let Some(want) = p.get("input") else { continue };
+            let mut want = want.clone();
+            // The one id pisces cannot know (the module docs).
+            want[0].as_object_mut().unwrap().remove("id");
+            let cut = p["via"].as_str().unwrap().contains("cut");
+            let rev = cut.then(|| format!(":{}", p["ordinal_exclusive"].as_u64().unwrap() - 1));
+            compared += 1;
+            let got = responses_input(&file, rev.as_deref())?;
+            if let Some(d) = first_diff(&got, &want, "$") {
+                failures.push(format!("{} at {}: {d}", &thread[..13], rev.as_deref().unwrap_or("the end")));
+            }
+        }
+    }
+    check(compared > 0, || "the golden holds no input".to_string())?;
+    check(failures.is_empty(), || format!("{} of {compared} contexts differ:\n{}", failures.len(), failures.join("\n")))
+}
+
+fn tree_json(file: &Path, extra: &[&str]) -> Result<Value, libtest_mimic::Failed> {
+    let mut args = vec!["tree", file.to_str().unwrap(), "--format", "json"];
+    args.extend(extra);
+    stdout_json(&run(&args))
+}
+
+/// The first line of each fork hangs under its parent's line right before the fork point
+/// (`history_base.end_ordinal_exclusive`), and every file of the family is in the tree.
+fn family_tree() -> TestResult {
+    let family = "03-forks";
+    let a = rollout(family, &thread_of(family, "01a238f7-7b32"));
+    let doc = tree_json(&a, &["--filter", "all"])?;
+    let nodes = doc["nodes"].as_array().unwrap();
+    let by_id = |id: &str| nodes.iter().find(|n| n["id"] == id);
+    let g = golden(family);
+    let mut forks = 0;
+    for (thread, t) in g["threads"].as_object().unwrap() {
+        let file = corpus().join(family).join(t["file"].as_str().unwrap());
+        let first: Value = serde_json::from_str(fs::read_to_string(&file)?.lines().next().unwrap())?;
+        let Some(base) = first["payload"].get("history_base") else { continue };
+        forks += 1;
+        let tail = |t: &str| t.rsplit('-').next().unwrap().to_string();
+        let own = format!("{}:{}", tail(thread), first["ordinal"]);
+        let node = by_id(&own).ok_or_else(|| format!("no row {own} for the fork {thread}"))?;
+        let parent_thread = base["thread_id"].as_str().unwrap();
+        let want = format!("{}:{}", tail(parent_thread), base["end_ordinal_exclusive"].as_u64().unwrap() - 1);
+        check(node["parentId"] == want.as_str(), || {
+            format!("fork {thread} hangs under {}, not {want}", node["parentId"])
+        })?;
+    }
+    check(forks == 3, || format!("{forks} forks in 03-forks, not 3"))?;
+    // The text names each file of the family and the fork points.
+    let text = stdout(&run(&["tree", a.to_str().unwrap()]));
+    for (_, t) in g["threads"].as_object().unwrap() {
+        let name = Path::new(t["file"].as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned();
+        check(text.contains(&name), || format!("the tree does not name {name}:\n{text}"))?;
+    }
+    check(text.contains("[exec_command: ls]"), || format!("no exec_command row:\n{text}"))?;
+    check(text.contains("at :41"), || format!("the fork of a fork is not shown at :41:\n{text}"))?;
+    // Events are hidden by default, shown with --filter all.
+    check(!text.contains("[event_msg:"), || format!("events shown by default:\n{text}"))?;
+    Ok(())
+}
+
+/// The usage of each response the client recorded (`token_usage_record.usage`) on a
+/// thread's history, its own file and what it inherits up to each fork point.
+fn recorded_tokens(family: &str, thread: &str, end: Option<u64>) -> Result<f64, libtest_mimic::Failed> {
+    let file = rollout(family, thread);
+    let text = fs::read_to_string(&file)?;
+    let mut lines = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap());
+    let first = lines.next().unwrap();
+    let mut total = 0.0;
+    if let Some(b) = first["payload"].get("history_base") {
+        total += recorded_tokens(family, b["thread_id"].as_str().unwrap(), b["end_ordinal_exclusive"].as_u64())?;
+    }
+    for l in std::iter::once(first).chain(lines) {
+        if end.is_some_and(|e| l["ordinal"].as_u64().unwrap() >= e) {
+            break;
+        }
+        if l["type"] == "token_usage_record" {
+            let u = &l["payload"]["usage"];
+            total += ["input_tokens", "output_tokens", "cache_write_input_tokens"]
+                .iter()
+                .map(|k| u[*k].as_f64().unwrap_or(0.0))
+                .sum::<f64>();
+        }
+    }
+    Ok(total)
+}
+
+fn leaves_tokens() -> TestResult {
+    let family = "03-forks";
+    let a = rollout(family, &thread_of(family, "01a238f7-7b32"));
+    let doc = stdout_json(&run(&["leaves", a.to_str().unwrap(), "--format", "json"]))?;
+    let leaves = doc["leaves"].as_array().ok_or("no leaves array")?;
+    let g = golden(family);
+    check(leaves.len() == g["threads"].as_object().unwrap().len(), || {
+        format!("{} leaves, one per thread expected", leaves.len())
+    })?;
+    for (thread, _) in g["threads"].as_object().unwrap() {
+        let want = recorded_tokens(family, thread, None)?;
+        let tail = thread.rsplit('-').next().unwrap();
+        let leaf = leaves
+            .iter()
+            .find(|l| l["id"].as_str().is_some_and(|id| id.starts_with(tail)))
+            .ok_or_else(|| format!("no leaf in thread {thread}: {leaves:?}"))?;
+        let got = leaf["usage"]["tokens"].as_f64().ok_or_else(|| format!("no tokens: {leaf}"))?;
+        check(got == want, || format!("thread {thread}: {got} tokens, the client recorded {want}"))?;
+    }
+    Ok(())
+}
+
+/// A fork copied without its parent loads, says what is missing, and gives its own items.
+fn missing_parent() -> TestResult {
+    let family = "03-forks";
+    let d = rollout(family, &thread_of(family, "01a238f7-7f30"));
+    let dir = tempfile::tempdir()?;
+    let lone = dir.path().join(d.file_name().unwrap());
+    fs::copy(&d, &lone)?;
+    let out = run(&["check", lone.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    check(text.contains("01a238f7-7d3d-71b1-ae4e-072563e0f647") && text.contains("not in this store"), || {
+        format!("check does not name the missing parent:\n{text}")
+    })?;
+    let out = run(&["path", lone.to_str().unwrap(), "--format", "openai-responses"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    check(err.contains("not in this store"), || format!("path does not warn:\n{err}"))?;
+    let input = stdout_json(&out)?["input"].clone();
+    let texts = input.to_string();
+    check(texts.contains("[[f-d]]") && !texts.contains("[[f-b]]"), || format!("not the fork's own items: {texts}"))?;
+    Ok(())
+}
+
+fn check_json(file: &Path) -> Result<Vec<Value>, libtest_mimic::Failed> {
+    let out = run(&["check", file.to_str().unwrap(), "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("check JSON: {e}"))?;
+    Ok(doc["files"][0]["findings"].as_array().cloned().unwrap_or_default())
+}
+
+/// On copies of a family: a fork whose byte offset is not a line start of its parent, one
+/// whose ordinal is past the parent's end, a deleted line (an ordinal gap), a call whose
+/// output was deleted.
+fn check_findings() -> TestResult {
+    let family = "03-forks";
+    let g = golden(family);
+    let dir = tempfile::tempdir()?;
+    let sessions = corpus().join(family);
+    copy_tree(&sessions, dir.path())?;
+    let clean = |short: &str| dir.path().join(g["threads"][thread_of(family, short)]["file"].as_str().unwrap());
+    let b = clean("01a238f7-7d3d");
+    for f in check_json(&b)? {
+        check(f["level"] != "error" && f["level"] != "warning", || format!("the clean fork has a finding: {f}"))?;
+    }
+    let text = fs::read_to_string(&b)?;
+    let (first, rest) = text.split_once('\n').unwrap();
+    fs::write(&b, format!("{}\n{rest}", first.replace("\"end_byte_offset\":23720", "\"end_byte_offset\":23700")))?;
+    let kinds: Vec<String> =
+        check_json(&b)?.iter().map(|f| f["kind"].as_str().unwrap_or_default().to_string()).collect();
+    check(kinds.contains(&"fork-offset-not-line-start".to_string()), || format!("{kinds:?}"))?;
+    fs::write(
+        &b,
+        format!("{}\n{rest}", first.replace("\"end_ordinal_exclusive\":29", "\"end_ordinal_exclusive\":90")),
+    )?;
+    let kinds: Vec<String> =
+        check_json(&b)?.iter().map(|f| f["kind"].as_str().unwrap_or_default().to_string()).collect();
+    check(kinds.contains(&"fork-point-past-end".to_string()), || format!("{kinds:?}"))?;
+    // A: drop the output of the `ls` call (and so an ordinal).
+    let a = clean("01a238f7-7b32");
+    let text = fs::read_to_string(&a)?;
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("\"function_call_output\"")).collect();
+    check(kept.len() + 1 == text.lines().count(), || "A has not exactly one call output".to_string())?;
+    fs::write(&a, kept.join("\n") + "\n")?;
+    let kinds: Vec<String> =
+        check_json(&a)?.iter().map(|f| f["kind"].as_str().unwrap_or_default().to_string()).collect();
+    check(kinds.contains(&"ordinal-gap".to_string()) && kinds.contains(&"unanswered-call".to_string()), || {
+        format!("{kinds:?}")
+    })?;
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let target = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            fs::create_dir_all(&target)?;
+            copy_tree(&e.path(), &target)?;
+        } else {
+            fs::copy(e.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// `:N` names the line with ordinal N on the thread's history (inherited lines too); an
+/// item's own id names it.
+fn ordinal_revs() -> TestResult {
+    let family = "03-forks";
+    let d = rollout(family, &thread_of(family, "01a238f7-7f30"));
+    let f = d.to_str().unwrap();
+    // Ordinal 10 is in A's file, inherited by B and then D.
+    let doc = stdout_json(&run(&["show", f, ":10", "--format", "json"]))?;
+    let id = doc["entries"][0]["id"].as_str().unwrap_or_default().to_string();
+    check(id == "9cac33b1d38d:10", || format!("`:10` is {id}: {doc}"))?;
+    let out = run(&["path", f, ":99"]);
+    check(!out.status.success(), || "`:99` resolved".to_string())?;
+    // By the item's id: the assistant message of D's turn.
+    let text = fs::read_to_string(&d)?;
+    let msg = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["payload"]["role"] == "assistant")
+        .ok_or("no assistant message in D")?;
+    let id = msg["payload"]["id"].as_str().unwrap();
+    let by_id = responses_input(&d, Some(id))?;
+    let by_ordinal = responses_input(&d, Some(&format!(":{}", msg["ordinal"])))?;
+    check(by_id == by_ordinal, || "the id and the ordinal name different lines".to_string())?;
+    Ok(())
+}
+
+/// Rollouts of older versions (no ordinals, no `session_meta`) load without a problem.
+fn older_rollouts() -> TestResult {
+    let dir = testdata().join("codex-older");
+    let mut n = 0;
+    for sub in fs::read_dir(&dir)?.flatten().filter(|e| e.path().is_dir()) {
+        for f in fs::read_dir(sub.path())?.flatten().map(|e| e.path()) {
+            n += 1;
+            let doc = tree_json(&f, &["--filter", "all"])?;
+            let lines = fs::read_to_string(&f)?.lines().filter(|l| !l.trim().is_empty()).count();
+            let nodes = doc["nodes"].as_array().map_or(0, Vec::len);
+            check(nodes == lines, || format!("{}: {nodes} rows for {lines} lines", f.display()))?;
+            let findings = check_json(&f)?;
+            check(findings.iter().all(|x| x["level"] != "error"), || format!("{}: {findings:?}", f.display()))?;
+        }
+    }
+    check(n > 0, || "no older rollouts".to_string())
+}
+
+/// `--format json|text|markdown|llm|openai|anthropic` give the same conversation.
+fn other_formats() -> TestResult {
+    let family = "01-exec-and-patch";
+    let g = golden(family);
+    let thread = g["threads"].as_object().unwrap().keys().next().unwrap().clone();
+    let file = rollout(family, &thread);
+    let f = file.to_str().unwrap();
+    let doc = stdout_json(&run(&["path", f, "--format", "json"]))?;
+    let roles: Vec<&str> = doc["messages"].as_array().unwrap().iter().filter_map(|m| m["role"].as_str()).collect();
+    check(roles.contains(&"toolResult") && roles.contains(&"assistant") && roles.contains(&"user"), || {
+        format!("{roles:?}")
+    })?;
+    let text = stdout(&run(&["path", f]));
+    check(text.contains("Fix it [[fix]]") && text.contains("npm test"), || format!("text:\n{text}"))?;
+    for format in ["markdown", "llm", "openai", "anthropic"] {
+        let out = run(&["path", f, "--format", format]);
+        let s = stdout(&out);
+        check(s.contains("Fix it [[fix]]"), || format!("{format} lacks the prompt"))?;
+    }
+    Ok(())
+}
