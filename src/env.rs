@@ -27,6 +27,9 @@ pub struct Env {
     /// Claude Code's `projects` folders: `<dir>/projects` for each of the comma-separated
     /// `$CLAUDE_CONFIG_DIR`, else `~/.claude/projects` and `~/.config/claude/projects`.
     pub claude_projects: Vec<PathBuf>,
+    /// `$CODEX_HOME`, else `~/.codex`: Codex CLI's store (`sessions/YYYY/MM/DD/`,
+    /// `archived_sessions/`).
+    pub codex_home: Option<PathBuf>,
 }
 
 impl Env {
@@ -60,7 +63,25 @@ impl Env {
                 .flat_map(|h| [h.join(".claude").join("projects"), h.join(".config").join("claude").join("projects")])
                 .collect(),
         };
+        env.codex_home = match env.var("CODEX_HOME") {
+            Some(d) => Some(expand_tilde(&d, env.home.as_deref())),
+            None => env.home.as_ref().map(|h| h.join(".codex")),
+        };
         env
+    }
+
+    /// Codex CLI's folders of rollouts: each day's folder under `sessions/`, and
+    /// `archived_sessions/` (and any day folders inside it), sorted.
+    pub fn codex_session_dirs(&self) -> Vec<PathBuf> {
+        let Some(home) = &self.codex_home else { return Vec::new() };
+        let days = subfolders(&subfolders(&subfolders(&[home.join("sessions")])));
+        let archived = home.join("archived_sessions");
+        let mut dirs = days;
+        if archived.is_dir() {
+            dirs.extend(subfolders(&subfolders(&subfolders(std::slice::from_ref(&archived)))));
+            dirs.push(archived);
+        }
+        dirs
     }
 
     /// Claude Code's project folders (one per working directory), sorted.
@@ -69,11 +90,12 @@ impl Env {
     }
 
     /// Every agent's folders of sessions, where a session id is looked up: `--session-dir`
-    /// alone when given, else pi's (see [`Env::pi_session_dirs`]) and Claude Code's.
+    /// alone when given, else pi's (see [`Env::pi_session_dirs`]), Claude Code's and Codex's.
     pub fn session_dirs(&self, session_dir: Option<&Path>) -> Vec<PathBuf> {
         let mut dirs = self.pi_session_dirs(session_dir);
         if session_dir.is_none() {
             dirs.extend(self.claude_session_dirs());
+            dirs.extend(self.codex_session_dirs());
         }
         dirs
     }

@@ -175,6 +175,12 @@ fn special_kind(_: &std::fs::Metadata) -> &'static str {
 /// The session id of a file: a pi header's `id` (the first parsed line within the first
 /// MiB, as pi's discovery reads it), or the name of a Claude Code file.
 pub fn header_id(path: &Path) -> Option<String> {
+    // Codex: `rollout-<time>-<thread id>.jsonl`, named by the id its first line holds.
+    if let Some(id) = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.strip_prefix("rollout-")) {
+        if let Some(tail) = id.get(id.len().saturating_sub(36)..).filter(|t| t.len() == 36 && t.matches('-').count() == 4) {
+            return Some(tail.to_string());
+        }
+    }
     let mut buf = Vec::new();
     File::open(path).ok()?.take(1 << 20).read_to_end(&mut buf).ok()?;
     for line in buf.split(|&b| b == b'\n') {
@@ -192,6 +198,10 @@ pub fn header_id(path: &Path) -> Option<String> {
         }
         if v.get("type").and_then(Value::as_str) == Some("summary") {
             continue;
+        }
+        // An older Codex rollout named otherwise: its `session_meta`'s id.
+        if v.get("type").and_then(Value::as_str) == Some("session_meta") {
+            return v.pointer("/payload/id").and_then(Value::as_str).map(str::to_string);
         }
         return None;
     }

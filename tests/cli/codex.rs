@@ -60,6 +60,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("codex::fork_without_its_parent_is_reported", missing_parent),
         Trial::test("codex::check_finds_bad_fork_points_and_gaps", check_findings),
         Trial::test("codex::ordinal_and_id_revs", ordinal_revs),
+        Trial::test("codex::thread_id_found_in_codex_home", found_by_id),
         Trial::test("codex::older_rollouts_load", older_rollouts),
         Trial::test("codex::other_formats_give_the_same_conversation", other_formats),
     ]);
@@ -338,4 +339,26 @@ fn other_formats() -> TestResult {
         check(s.contains("Fix it [[fix]]"), || format!("{format} lacks the prompt"))?;
     }
     Ok(())
+}
+
+/// A thread id (or a prefix of one) is looked up in `$CODEX_HOME`, the archived rollouts
+/// too; an ambiguous prefix lists the candidates.
+fn found_by_id() -> TestResult {
+    let home = tempfile::tempdir()?;
+    copy_tree(&corpus().join("03-forks"), home.path())?;
+    let run_in = |args: &[&str]| crate::common::pisces().env("CODEX_HOME", home.path()).args(args).output();
+    let doc = stdout_json(&run_in(&["path", "01a238f7-7f30", "--format", "json"])?)?;
+    check(doc["session"]["id"] == "01a238f7-7f30-7b42-a1dc-0a741152d77c", || format!("{}", doc["session"]))?;
+    check(doc["session"]["agent"] == "Codex CLI", || format!("{}", doc["session"]))?;
+    let out = run_in(&["path", "01a238f7-7", "--format", "json"])?;
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    check(!out.status.success() && err.contains("ambiguous") && err.contains("01a238f7-7e08"), || err.clone())?;
+    // Archived: moved out of sessions/ (its parent stays there).
+    let archived = home.path().join("archived_sessions");
+    fs::create_dir_all(&archived)?;
+    let d = rollout("03-forks", &thread_of("03-forks", "01a238f7-7f30"));
+    let moved = archived.join(d.file_name().unwrap());
+    fs::rename(home.path().join(d.strip_prefix(corpus().join("03-forks")).unwrap()), &moved)?;
+    let input = stdout_json(&run_in(&["path", "01a238f7-7f30", "--format", "openai-responses"])?)?;
+    check(input.to_string().contains("[[f-b]]"), || "the archived fork lost its inherited history".to_string())
 }

@@ -18,6 +18,7 @@ pub fn pisces() -> Command {
     c.env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("NO_COLOR")
         .env("HOME", "/nonexistent-home-for-tests")
