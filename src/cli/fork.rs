@@ -107,7 +107,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         };
         let new = writer.fork_file(session, &spec, &ctx.env)?;
         reading.start_output()?;
-        write::write_new_file(&new.path, |w| plan.write_to(&new.header, w))
+        write::write_new_session(&new, |w| plan.write_to(&new.header, w))
             .with_context(|| format!("could not write the fork of {}", session.file))?;
 
         let mut err = std::io::stderr().lock();

@@ -177,7 +177,9 @@ fn special_kind(_: &std::fs::Metadata) -> &'static str {
 pub fn header_id(path: &Path) -> Option<String> {
     // Codex: `rollout-<time>-<thread id>.jsonl`, named by the id its first line holds.
     if let Some(id) = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.strip_prefix("rollout-")) {
-        if let Some(tail) = id.get(id.len().saturating_sub(36)..).filter(|t| t.len() == 36 && t.matches('-').count() == 4) {
+        if let Some(tail) =
+            id.get(id.len().saturating_sub(36)..).filter(|t| t.len() == 36 && t.matches('-').count() == 4)
+        {
             return Some(tail.to_string());
         }
     }

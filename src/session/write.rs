@@ -209,6 +209,23 @@ pub struct NewSession {
     pub parent_session: Option<String>,
     /// Said on stderr when the file is written.
     pub notes: Vec<String>,
+    /// The folder is made if it is missing (a Codex store's folder of the day); else a
+    /// missing folder is an error.
+    pub create_dir: bool,
+}
+
+/// Writes `new` (see [`write_new_file`]), making its folder first when it says so.
+pub fn write_new_session(
+    new: &NewSession,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), NewFileError> {
+    if new.create_dir {
+        if let Some(dir) = new.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|source| NewFileError::Io { name: dir.display().to_string(), source })?;
+        }
+    }
+    write_new_file(&new.path, fill)
 }
 
 /// Appending to a session failed or was refused.

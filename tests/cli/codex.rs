@@ -61,6 +61,8 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("codex::check_finds_bad_fork_points_and_gaps", check_findings),
         Trial::test("codex::ordinal_and_id_revs", ordinal_revs),
         Trial::test("codex::thread_id_found_in_codex_home", found_by_id),
+        Trial::test("codex::forks_resumed_by_the_client", forks_resumed),
+        Trial::test("codex::converts_as_pi_reads", converts_as_pi_reads),
         Trial::test("codex::older_rollouts_load", older_rollouts),
         Trial::test("codex::other_formats_give_the_same_conversation", other_formats),
     ]);
@@ -361,4 +363,136 @@ fn found_by_id() -> TestResult {
     fs::rename(home.path().join(d.strip_prefix(corpus().join("03-forks")).unwrap()), &moved)?;
     let input = stdout_json(&run_in(&["path", "01a238f7-7f30", "--format", "openai-responses"])?)?;
     check(input.to_string().contains("[[f-b]]"), || "the archived fork lost its inherited history".to_string())
+}
+
+/// The input less what pisces cannot know: the ids the client gives the items it makes at
+/// request time (its base instructions, the `aborted` output of an unanswered call).
+fn without_client_ids(input: &Value) -> Value {
+    let mut v = input.clone();
+    for (k, item) in v.as_array_mut().into_iter().flatten().enumerate() {
+        if k == 0 || item["output"] == "aborted" {
+            item.as_object_mut().unwrap().remove("id");
+        }
+    }
+    v
+}
+
+/// `forks/<family>.json`: a `pisces fork` at every item of every thread, resumed by the
+/// real client (tools/codex-oracle/forkcheck.py). Each fork's `session_meta` as pisces wrote
+/// it, in a copy of the family, gives what the client sent, which is the source's context
+/// at REV.
+fn forks_resumed() -> TestResult {
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for family in families() {
+        let path = corpus().join("forks").join(format!("{family}.json"));
+        let doc: Value = serde_json::from_str(&fs::read_to_string(&path)?)?;
+        let home = tempfile::tempdir()?;
+        copy_tree(&corpus().join(&family), home.path())?;
+        let day = home.path().join("sessions/2099/01/01");
+        fs::create_dir_all(&day)?;
+        for f in doc["forks"].as_array().unwrap() {
+            check(f.get("refused").is_none(), || {
+                format!("{family} {}: the client refused the fork: {}", f["rev"], f["refused"])
+            })?;
+            let meta = f["meta"].as_str().unwrap();
+            let id = serde_json::from_str::<Value>(meta)?["payload"]["id"].as_str().unwrap().to_string();
+            let fork = day.join(format!("rollout-2099-01-01T00-00-00-{id}.jsonl"));
+            fs::write(&fork, format!("{meta}\n"))?;
+            let want = without_client_ids(&f["input"]);
+            let got = responses_input(&fork, None)?;
+            let source = home.path().join(f["file"].as_str().unwrap());
+            let at_rev = responses_input(&source, f["rev"].as_str())?;
+            compared += 1;
+            if let Some(d) = first_diff(&got, &want, "$") {
+                failures.push(format!("{family} fork at {}: {d}", f["rev"]));
+            } else if let Some(d) = first_diff(&at_rev, &want, "$") {
+                failures.push(format!("{family} source at {}: {d}", f["rev"]));
+            }
+            fs::remove_file(&fork)?;
+        }
+    }
+    check(compared > 50, || format!("only {compared} forks"))?;
+    check(failures.is_empty(), || format!("{} of {compared} differ:\n{}", failures.len(), failures.join("\n")))
+}
+
+/// Texts, calls and results in order, of a Responses input (less the client's context).
+fn conversation_of_responses(input: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for it in input.as_array().into_iter().flatten() {
+        match it["type"].as_str() {
+            Some("message") => {
+                let role = it["role"].as_str().unwrap_or_default();
+                for b in it["content"].as_array().into_iter().flatten() {
+                    let t = b["text"].as_str().unwrap_or_default();
+                    if role == "developer" || t.starts_with("<environment_context>") {
+                        continue;
+                    }
+                    out.push((role.to_string(), t.trim_end().to_string()));
+                }
+            }
+            Some("function_call" | "custom_tool_call") => {
+                out.push(("call".into(), it["call_id"].as_str().unwrap().into()))
+            }
+            Some("function_call_output" | "custom_tool_call_output") => {
+                out.push(("result".into(), it["call_id"].as_str().unwrap().into()))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The same, of pi's LLM messages.
+fn conversation_of_pi(messages: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for m in messages.as_array().into_iter().flatten() {
+        let role = m["role"].as_str().unwrap_or_default();
+        if role == "toolResult" {
+            out.push(("result".into(), m["toolCallId"].as_str().unwrap_or_default().to_string()));
+            continue;
+        }
+        for b in m["content"].as_array().into_iter().flatten() {
+            match b["type"].as_str() {
+                Some("text") => {
+                    out.push((role.to_string(), b["text"].as_str().unwrap_or_default().trim_end().to_string()))
+                }
+                Some("toolCall") => out.push(("call".into(), b["id"].as_str().unwrap_or_default().to_string())),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// `converted/<family>--<thread>.json`: what the real pi read from `convert --to pi` of each
+/// thread (tools/codex-oracle/pi_goldens.py). pisces converts again and reads it as pi did;
+/// and it is the conversation Codex sent (its texts, calls and results in order, less the
+/// client's own context messages), where no compaction replaced it.
+fn converts_as_pi_reads() -> TestResult {
+    let mut n = 0;
+    let dir = corpus().join("converted");
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)?.flatten().map(|e| e.path()).collect();
+    files.sort();
+    for g in files {
+        let stem = g.file_stem().unwrap().to_string_lossy().into_owned();
+        let (family, thread) = stem.split_once("--").unwrap();
+        let src = rollout(family, thread);
+        let want: Value = serde_json::from_str(&fs::read_to_string(&g)?)?;
+        let tmp = tempfile::tempdir()?;
+        let out = tmp.path().join("c.jsonl");
+        let r = run(&["convert", src.to_str().unwrap(), "--to", "pi", "-o", out.to_str().unwrap()]);
+        check(r.status.success(), || String::from_utf8_lossy(&r.stderr).into_owned())?;
+        let doc = stdout_json(&run(&["path", out.to_str().unwrap(), "--format", "llm"]))?;
+        if let Some(d) = first_diff(&doc["messages"], &want["llm"], "$") {
+            return Err(format!("{stem}: pi reads the conversion otherwise: {d}").into());
+        }
+        if !fs::read_to_string(&src)?.contains("\"type\":\"compacted\"") {
+            let client = golden(family)["threads"][thread]["points"][0]["input"].clone();
+            let (a, b) = (conversation_of_pi(&want["llm"]), conversation_of_responses(&client));
+            check(a == b, || format!("{stem}: pi's conversation:\n{a:#?}\nCodex's:\n{b:#?}"))?;
+        }
+        n += 1;
+    }
+    check(n >= 5, || format!("only {n} conversions"))
 }

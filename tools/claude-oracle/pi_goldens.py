@@ -22,7 +22,13 @@ PISCES = REPO / "target" / "debug" / "pisces"
 
 def main(names):
     files = [Path(n).resolve() for n in names] or sorted(OUT.glob("*.jsonl"))
-    (OUT / "converted").mkdir(exist_ok=True)
+    convert(files, OUT / "converted", lambda f: f.stem)
+
+
+def convert(files, out_dir, name_of):
+    """Each of `files` converted at its leaf, as pi reads it, into `out_dir/<name_of(f)>.json`
+    (tools/codex-oracle/pi_goldens.py uses it too)."""
+    out_dir.mkdir(exist_ok=True)
     for f in files:
         with tempfile.TemporaryDirectory() as tmp:
             conv = Path(tmp) / "converted.jsonl"
@@ -31,7 +37,7 @@ def main(names):
             ctx = json.loads(subprocess.run(["node", str(ORACLE), str(conv)], check=True, capture_output=True,
                                             text=True).stdout)
         doc = {"pi": ctx["pi"], "leafId": ctx["leafId"], "pathIds": ctx["pathIds"], "llm": ctx["llm"]}
-        out = OUT / "converted" / f"{f.stem}.json"
+        out = out_dir / f"{name_of(f)}.json"
         out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"pi-goldens: {out.relative_to(REPO)}")
 

@@ -105,7 +105,7 @@ impl Writer for Claude {
             ));
         }
         let parent_session = Some(s.session_id().to_string()).filter(|p| !p.is_empty());
-        Ok(NewSession { path, id, header: String::new(), cwd, parent_session, notes })
+        Ok(NewSession { path, id, header: String::new(), cwd, parent_session, notes, create_dir: false })
     }
 
     fn check_append(&self, _: &Session) -> Result<(), AppendError> {

@@ -6,7 +6,8 @@
 //!    gives it an id that is in no file; pisces writes none);
 //! 2. then the `payload` of every `response_item` line on the path, in order, less the
 //!    client's own `internal_chat_message_metadata_passthrough` key;
-//! 3. where a `compacted` line comes, what came before is replaced by its
+//! 3. a call without an output on the path is answered `aborted` right after it;
+//! 4. where a `compacted` line comes, what came before is replaced by its
 //!    `replacement_history` (an older `compacted` line without one: the user messages so far
 //!    and a user message with its summary, as older clients rebuilt it; not checked against
 //!    a client here).
@@ -100,6 +101,7 @@ pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Project
         messages.extend(entries::message_of(item, entries::time_of(&line), &mut names, c.model(i)));
         projected.push(ProjectedEntry { entry: i, messages: start..messages.len(), edit: None });
     }
+    answer_unanswered(&mut input);
     if let Some(text) = &c.thread(leaf).instructions {
         input.insert(0, developer(text));
     }
@@ -113,6 +115,28 @@ pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Project
         anthropic: None,
         responses: Some(input),
     })
+}
+
+/// A call the history holds no output for is answered `aborted` right after it, as the client
+/// does when it resumes there (its output item has an id found in no file; pisces writes
+/// none).
+fn answer_unanswered(input: &mut Vec<Value>) {
+    let call_id = |v: &Value| v.get("call_id").and_then(Value::as_str).map(str::to_string);
+    let ty = |v: &Value| v.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
+    let answered: std::collections::HashSet<String> =
+        input.iter().filter(|v| super::load::is_output(&ty(v))).filter_map(call_id).collect();
+    let mut k = 0;
+    while k < input.len() {
+        let t = ty(&input[k]);
+        if let (true, Some(id)) = (super::load::is_call(&t), call_id(&input[k])) {
+            if !answered.contains(&id) {
+                let output = if t == "custom_tool_call" { "custom_tool_call_output" } else { "function_call_output" };
+                input.insert(k + 1, json!({"type": output, "call_id": id, "output": "aborted"}));
+                k += 1;
+            }
+        }
+        k += 1;
+    }
 }
 
 /// The developer message a request starts with.

@@ -412,3 +412,106 @@ pub fn findings(s: &Session, c: &Codex) -> Vec<Finding> {
     }
     out
 }
+
+/// Whether a user message is context the client made (`<environment_context>`, the
+/// project's instructions), not the user's words: pi makes its own.
+fn client_context(item: &Value) -> bool {
+    let text: String = item
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    let t = text.trim_start();
+    ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions"].iter().any(|p| t.starts_with(p))
+}
+
+/// `pisces convert --to pi`: the thread's history at `leaf` as pi entries. The items of one
+/// reply (reasoning, text, calls: consecutive items the model wrote) are one assistant
+/// message, as the model wrote them; Codex's tools named as pi's where they correspond;
+/// developer messages and the client's context messages left out (pi makes its own); a
+/// `compacted` line as pi's compaction, whose kept part starts at the next entry.
+pub fn pi_entries(s: &Session, c: &Codex, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
+    let path = s.path_to(leaf);
+    let mut out: Vec<Value> = Vec::new();
+    let mut names = Names::default();
+    let mut pending_compaction: Option<usize> = None;
+    let mut open_reply = false;
+    for &i in &path {
+        let kind = c.items[i.get()].kind;
+        if kind == Kind::Compacted {
+            let mut e = entry(s, c, i)?;
+            e["tokensBefore"] = 0.into();
+            pending_compaction = Some(out.len());
+            out.push(e);
+            open_reply = false;
+            continue;
+        }
+        if !kind.is_item() {
+            continue;
+        }
+        let line = c.line(s, i)?;
+        let item = item_of(&line);
+        let role = item.get("role").and_then(Value::as_str);
+        if kind == Kind::Message
+            && (role != Some("user") && role != Some("assistant") || role == Some("user") && client_context(item))
+        {
+            continue;
+        }
+        let Some(mut m) = message_of(item, time_of(&line), &mut names, c.model(i)) else { continue };
+        // Calls as pi's tools.
+        if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
+            for b in blocks.iter_mut().filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall")) {
+                let name = b.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                let args = b.get("arguments").cloned().unwrap_or_default();
+                if let Some((pi, pi_args)) = pi_tool(&name, &args) {
+                    b["name"] = pi.into();
+                    b["arguments"] = pi_args;
+                    let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                    names.0.insert(id, pi.to_string());
+                }
+            }
+        }
+        if m.get("role").and_then(Value::as_str) == Some("toolResult") {
+            let id = m.get("toolCallId").and_then(Value::as_str).unwrap_or_default();
+            if let Some(n) = names.0.get(id) {
+                m["toolName"] = n.clone().into();
+            }
+        }
+        let is_reply = m.get("role").and_then(Value::as_str) == Some("assistant");
+        if is_reply && open_reply {
+            // The same reply: its blocks join the message before.
+            if let Some(prev) = out.last_mut().and_then(|p| p.get_mut("message")) {
+                let more = m.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+                if let Some(a) = prev.get_mut("content").and_then(Value::as_array_mut) {
+                    a.extend(more);
+                }
+                if m.get("stopReason").and_then(Value::as_str) == Some("toolUse") {
+                    prev["stopReason"] = "toolUse".into();
+                }
+                continue;
+            }
+        }
+        open_reply = is_reply;
+        let mut e = Map::new();
+        e.insert("type".into(), "message".into());
+        e.insert("id".into(), Value::String(s.display_id(i).into_owned()));
+        e.insert("parentId".into(), out.last().and_then(|p| p.get("id")).cloned().unwrap_or(Value::Null));
+        e.insert("timestamp".into(), line.get("timestamp").cloned().unwrap_or_default());
+        e.insert("message".into(), m);
+        if let Some(k) = pending_compaction.take() {
+            out[k]["firstKeptEntryId"] = e["id"].clone();
+        }
+        out.push(Value::Object(e));
+    }
+    // Each entry the child of the one before (a compaction too).
+    for k in 1..out.len() {
+        let prev = out[k - 1]["id"].clone();
+        out[k]["parentId"] = prev;
+    }
+    if let Some(first) = out.first_mut() {
+        first["parentId"] = Value::Null;
+    }
+    Ok(out)
+}

@@ -10,6 +10,7 @@
 pub mod context;
 pub mod entries;
 mod family;
+mod fork;
 pub mod load;
 pub mod rows;
 pub mod usage;
@@ -269,15 +270,15 @@ impl Dialect for Codex {
     }
 
     fn writer(&self) -> Result<&dyn Writer, Unsupported> {
-        Err(Unsupported {
-            format: INFO.name,
-            what: "writing",
-            hint: Some("`pisces convert --to pi` writes the path as a pi session"),
-        })
+        Ok(self)
     }
 
     fn findings(&self, s: &Session) -> Vec<Finding> {
         entries::findings(s, self)
+    }
+
+    fn pi_entries(&self, s: &Session, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
+        entries::pi_entries(s, self, leaf)
     }
 
     fn pi_tool(&self, name: &str, arguments: &Value) -> Option<(&'static str, Value)> {

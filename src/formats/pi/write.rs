@@ -60,7 +60,7 @@ impl Writer for Pi {
         if s.path.is_none() && !linear {
             notes.push("the source came from standard input, so the new header has no parentSession".into());
         }
-        Ok(NewSession { path, id, header, cwd, parent_session, notes })
+        Ok(NewSession { path, id, header, cwd, parent_session, notes, create_dir: false })
     }
 
     fn check_append(&self, s: &Session) -> Result<(), AppendError> {
