@@ -223,6 +223,9 @@ struct ShowDocument<'s> {
 #[serde(rename_all = "camelCase")]
 struct ShownEntry<'s> {
     id: Value,
+    /// The file the line is in, when not the one read (a Codex fork's inherited lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
     line: LineNo,
     parent_line: Option<LineNo>,
     depth: usize,
@@ -249,9 +252,11 @@ pub fn write_json(w: &mut dyn Write, session: &Session, picked: &[(EntryIdx, Sho
         .map(|(i, shown)| {
             let i = *i;
             let children: Vec<Value> = session.children(i).map(|c| session.id_value(c)).collect();
+            let (file, line) = session.place(i);
             ShownEntry {
                 id: session.id_value(i),
-                line: session.entries[i].line,
+                file,
+                line,
                 parent_line: session.parent(i).map(|p| session.entries[p].line),
                 depth: session.depth(i),
                 label: session.label_at(i).map(|l| ShownLabel {
@@ -291,7 +296,13 @@ fn head(session: &Session, i: EntryIdx, entry: &Value) -> EntryHead {
         (Some(pid), None) => format!("{pid} (not in this file: a root, as in pi's tree)"),
     };
     row("parent", parent);
-    row("line", e.line.to_string());
+    row(
+        "line",
+        match session.place(i) {
+            (Some(file), line) => format!("{line} of {file}"),
+            (None, line) => line.to_string(),
+        },
+    );
     let timestamp = match entry.get("timestamp") {
         None => "(none)".into(),
         Some(t) => {

@@ -673,6 +673,7 @@ impl Serialize for Nodes<'_> {
         for chunk in all.chunks(TEXT_CHUNK) {
             for (&i, text) in chunk.iter().zip(view.texts(chunk)) {
                 let r = &view.rows[i];
+                let (file, line) = session.place(r.entry);
                 seq.serialize_element(&Node {
                     id: session.id_value(r.entry),
                     parent_id: r.parent.map_or(Value::Null, |p| session.id_value(p)),
@@ -683,7 +684,8 @@ impl Serialize for Nodes<'_> {
                     depth: r.depth,
                     on_active_path: r.active,
                     folded: r.folded,
-                    line: session.entries[r.entry].line,
+                    file,
+                    line,
                     children: view.children_of(r.entry).iter().map(|&c| session.id_value(c)).collect(),
                     subagents: session
                         .dialect()
@@ -756,6 +758,9 @@ struct Node<'a> {
     depth: u32,
     on_active_path: bool,
     folded: bool,
+    /// The file the line is in, when not the one read (a Codex fork's inherited lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
     line: LineNo,
     children: Vec<Value>,
     /// Transcripts of subagents the entry started (files beside the session), when any.

@@ -165,6 +165,13 @@ pub trait Dialect: Send + Sync {
         Vec::new()
     }
 
+    /// Where entry `i`'s line is when the session was read from several files (a Codex fork
+    /// and the rollouts it inherits from) and the line is not in the first: that file's name
+    /// and the line's number in it. `None`: line `entries[i].line` of the file read.
+    fn place(&self, _s: &Session, _i: EntryIdx) -> Option<(String, LineNo)> {
+        None
+    }
+
     /// A REV base in this format's own syntax (Codex: `:N`, an item's ordinal), tried before
     /// ids and labels. `None`: not this format's syntax; `Some(Err(why))`: it is, and names
     /// nothing.

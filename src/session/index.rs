@@ -395,6 +395,15 @@ impl<'a> Session<'a> {
         &self.data[self.entries[i].span()]
     }
 
+    /// Entry `i`'s line as a person looks for it: in another file when the session spans
+    /// several (see [`Dialect::place`]), else the line of this one.
+    pub fn place(&self, i: EntryIdx) -> (Option<String>, LineNo) {
+        match self.dialect.place(self, i) {
+            Some((file, line)) => (Some(file), line),
+            None => (None, self.entries[i].line),
+        }
+    }
+
     /// The whole file.
     pub fn data(&self) -> &'a [u8] {
         self.data

@@ -142,6 +142,12 @@ fn family_tree() -> TestResult {
     }
     check(text.contains("[exec_command: ls]"), || format!("no exec_command row:\n{text}"))?;
     check(text.contains("at :41"), || format!("the fork of a fork is not shown at :41:\n{text}"))?;
+    // Read from D, A's lines are in A's file, at their own line numbers.
+    let d = rollout(family, &thread_of(family, "01a238f7-7f30"));
+    let doc = tree_json(&d, &["--filter", "all"])?;
+    let first = doc["nodes"].as_array().unwrap().iter().find(|n| n["id"] == "9cac33b1d38d:0").ok_or("no A:0 from D")?;
+    let a_name = a.file_name().unwrap().to_string_lossy().into_owned();
+    check(first["line"] == 1 && first["file"].as_str().is_some_and(|f| f.ends_with(&a_name)), || format!("{first}"))?;
     // Events are hidden by default, shown with --filter all.
     check(!text.contains("[event_msg:"), || format!("events shown by default:\n{text}"))?;
     Ok(())

@@ -334,18 +334,23 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
 }
 
 /// Each line under the one before it in its file; a fork's first line under its parent's
-/// last line before the fork point.
+/// last line before the fork point. Lines name no parent: the parent's id is recorded as
+/// each line's `parentId` for the index.
 fn link(threads: &[Thread], items: &[Item], entries: &mut [EntryMeta], diags: &mut Vec<Diagnostic>) {
     for (t, th) in threads.iter().enumerate() {
         for k in th.entries.clone().skip(1) {
             entries[k].set_parent(Some(EntryIdx::new(k - 1)));
+            entries[k].parent_id = entries[k - 1].id;
         }
         let Some(base) = &th.base else { continue };
         if th.entries.is_empty() {
             continue;
         }
         match super::fork_point(threads, items, &base.thread, base.end_ordinal, 0) {
-            Some(p) => entries[th.entries.start].set_parent(Some(p)),
+            Some(p) => {
+                entries[th.entries.start].set_parent(Some(p));
+                entries[th.entries.start].parent_id = entries[p.get()].id;
+            }
             None => {
                 let parent_there = threads.iter().any(|o| o.id.as_deref() == Some(base.thread.as_str()));
                 diags.push(Diagnostic {

@@ -285,6 +285,10 @@ impl Dialect for Codex {
         entries::pi_tool(name, arguments)
     }
 
+    fn place(&self, s: &Session, i: EntryIdx) -> Option<(String, LineNo)> {
+        (self.items[i.get()].thread != 0).then(|| (self.thread(i).file.clone(), self.own_line(s, i)))
+    }
+
     /// `:N`: the line with ordinal N in the history of the thread asked for (its own lines,
     /// then what it inherited).
     fn rev_base(&self, s: &Session, base: &str) -> Option<Result<EntryIdx, String>> {
