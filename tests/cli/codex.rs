@@ -317,14 +317,41 @@ fn older_rollouts() -> TestResult {
         for f in fs::read_dir(sub.path())?.flatten().map(|e| e.path()) {
             n += 1;
             let doc = tree_json(&f, &["--filter", "all"])?;
-            let lines = fs::read_to_string(&f)?.lines().filter(|l| !l.trim().is_empty()).count();
+            // Every line is a row, but a call's: its output's row names it.
+            let text = fs::read_to_string(&f)?;
+            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+            let calls = text
+                .lines()
+                .filter(|l| l.contains("\"type\":\"function_call\"") || l.contains("\"type\":\"custom_tool_call\""))
+                .count();
             let nodes = doc["nodes"].as_array().map_or(0, Vec::len);
-            check(nodes == lines, || format!("{}: {nodes} rows for {lines} lines", f.display()))?;
+            check(nodes + calls == lines, || {
+                format!("{}: {nodes} rows and {calls} calls for {lines} lines", f.display())
+            })?;
             let findings = check_json(&f)?;
             check(findings.iter().all(|x| x["level"] != "error"), || format!("{}: {findings:?}", f.display()))?;
+            // The context: never the client's undo points; a thread written as events only
+            // is read from its messages, and check says so.
+            let text = fs::read_to_string(&f)?;
+            let input = responses_input(&f, None)?.to_string();
+            check(!input.contains("ghost_snapshot"), || format!("{}: a ghost_snapshot is sent", f.display()))?;
+            if !text.contains("\"response_item\"") {
+                for l in text.lines() {
+                    let v: Value = serde_json::from_str(l)?;
+                    if v["payload"]["type"] == "user_message" {
+                        let m = v["payload"]["message"].as_str().unwrap();
+                        check(input.contains(&serde_json::to_string(m)?), || {
+                            format!("{}: {m} is not in the context", f.display())
+                        })?;
+                    }
+                }
+                if text.contains("\"user_message\"") {
+                    check(findings.iter().any(|x| x["kind"] == "events-as-conversation"), || format!("{findings:?}"))?;
+                }
+            }
         }
     }
-    check(n > 0, || "no older rollouts".to_string())
+    check(n >= 7, || format!("only {n} older rollouts"))
 }
 
 /// `--format json|text|markdown|llm|openai|anthropic` give the same conversation.

@@ -12,13 +12,15 @@
 //!    and a user message with its summary, as older clients rebuilt it; not checked against
 //!    a client here).
 //!
-//! `turn_context`, `world_state`, events and token records are never sent. A fork's path runs
+//! `turn_context`, `world_state`, events, token records and `ghost_snapshot` items (the
+//! client's undo points) are never sent. A thread an older client wrote as events only (no
+//! response items) is read from its `user_message` / `agent_message` events, as messages. A fork's path runs
 //! through its parent's lines up to the fork point, so inheritance needs nothing here.
 
 use serde_json::{json, Map, Value};
 
 use super::{entries, Codex, Kind};
-use crate::session::entry::EntryIdx;
+use crate::session::entry::{EntryIdx, EntryType};
 use crate::session::format::Unreadable;
 use crate::session::projection::{ProjectedEntry, Projection};
 use crate::session::Session;
@@ -43,6 +45,28 @@ pub fn item_of(line: &Value) -> &Value {
     match line.get("payload") {
         Some(p) if line.get("type").and_then(Value::as_str) == Some("response_item") => p,
         _ => line,
+    }
+}
+
+/// The item a line adds to the conversation: a response item, or (a thread written as
+/// events only) a user or agent message event as the message it stands for.
+pub fn conversation_item(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Option<Value> {
+    let kind = c.items[i.get()].kind;
+    if kind.is_item() {
+        return Some(item_of(line).clone());
+    }
+    if s.entries[i].kind != EntryType::Message {
+        return None;
+    }
+    let text = line.pointer("/payload/message").cloned().unwrap_or_default();
+    match kind {
+        Kind::EventUser => {
+            Some(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}))
+        }
+        Kind::EventAgent => {
+            Some(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}))
+        }
+        _ => None,
     }
 }
 
@@ -74,7 +98,8 @@ pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Project
     let mut model = None;
     for &i in &path {
         let kind = c.items[i.get()].kind;
-        if !(kind.is_item() || kind == Kind::Compacted || kind == Kind::TurnContext) {
+        let events = s.entries[i].kind == EntryType::Message && !kind.is_item();
+        if !(kind.is_item() || events || kind == Kind::Compacted || kind == Kind::TurnContext) {
             continue;
         }
         let line = c.line(s, i)?;
@@ -96,9 +121,9 @@ pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Project
             projected.push(ProjectedEntry { entry: i, messages: 0..messages.len(), edit: None });
             continue;
         }
-        let item = item_of(&line);
-        input.push(sent(item));
-        messages.extend(entries::message_of(item, entries::time_of(&line), &mut names, c.model(i)));
+        let Some(item) = conversation_item(s, c, i, &line) else { continue };
+        input.push(sent(&item));
+        messages.extend(entries::message_of(&item, entries::time_of(&line), &mut names, c.model(i)));
         projected.push(ProjectedEntry { entry: i, messages: start..messages.len(), edit: None });
     }
     answer_unanswered(&mut input);

@@ -189,11 +189,12 @@ pub fn entry(s: &Session, c: &Codex, i: EntryIdx) -> Result<Value, Unreadable> {
     let kind = c.items[i.get()].kind;
     let mut out = Map::new();
     let parent = s.parent(i).map(|p| s.id_value(p)).unwrap_or(Value::Null);
-    let message = if kind.is_item() {
-        let mut names = if kind == Kind::Output { names_before(s, c, i) } else { Names::default() };
-        message_of(item_of(&line), time_of(&line), &mut names, c.model(i))
-    } else {
-        None
+    let message = match super::context::conversation_item(s, c, i, &line) {
+        Some(item) => {
+            let mut names = if kind == Kind::Output { names_before(s, c, i) } else { Names::default() };
+            message_of(&item, time_of(&line), &mut names, c.model(i))
+        }
+        None => None,
     };
     let ty = match (&message, kind) {
         (Some(_), _) => "message",
@@ -237,7 +238,7 @@ pub fn type_label(line: &Value) -> String {
 /// `user: fix the tests`, `[exec_command: npm test]`: one line about entry `i`.
 pub fn preview(s: &Session, c: &Codex, i: EntryIdx, max: usize) -> String {
     let text = match c.line(s, i) {
-        Ok(line) => super::rows::line_text(c, i, &line).to_plain(),
+        Ok(line) => super::rows::line_text(s, c, i, &line).to_plain(),
         Err(_) => "(unreadable)".to_string(),
     };
     crate::session::text::one_line(&text, max)
@@ -315,6 +316,41 @@ fn added_text(patch: &str) -> String {
 /// parent, calls without an output.
 pub fn findings(s: &Session, c: &Codex) -> Vec<Finding> {
     let mut out = Vec::new();
+    // What is read otherwise than as items, or not sent.
+    for (t, th) in c.threads.iter().enumerate() {
+        let of = |k: Kind| th.entries.clone().filter(|&e| c.items[e].kind == k).count();
+        let events = th.entries.clone().filter(|&e| {
+            let k = c.items[e].kind;
+            (k == Kind::EventUser || k == Kind::EventAgent)
+                && s.entries[EntryIdx::new(e)].kind == crate::session::EntryType::Message
+        });
+        let file = if t == 0 { String::new() } else { format!("{}: ", th.file_name()) };
+        let n = events.count();
+        if n > 0 {
+            out.push(Finding {
+                level: Level::Info,
+                kind: "events-as-conversation",
+                line: None,
+                message: format!(
+                    "{file}no response items: the {n} user_message / agent_message events are read as the conversation"
+                ),
+                hint: "an older Codex wrote this thread as events; its context is rebuilt from them",
+            });
+        }
+        let ghosts = of(Kind::Ghost);
+        if ghosts > 0 {
+            out.push(Finding {
+                level: Level::Info,
+                kind: "ghost-snapshot",
+                line: None,
+                message: format!(
+                    "{file}{ghosts} ghost_snapshot item{} shown in the tree, not sent to the model",
+                    if ghosts == 1 { "" } else { "s" }
+                ),
+                hint: "the client's undo points; nothing is wrong with the file",
+            });
+        }
+    }
     let th = &c.threads[0];
     // Ordinals go up by one a line.
     let mut prev: Option<(u64, EntryIdx)> = None;
@@ -448,11 +484,9 @@ pub fn pi_entries(s: &Session, c: &Codex, leaf: EntryIdx) -> Result<Vec<Value>, 
             open_reply = false;
             continue;
         }
-        if !kind.is_item() {
-            continue;
-        }
         let line = c.line(s, i)?;
-        let item = item_of(&line);
+        let Some(item) = super::context::conversation_item(s, c, i, &line) else { continue };
+        let item = &item;
         let role = item.get("role").and_then(Value::as_str);
         if kind == Kind::Message
             && (role != Some("user") && role != Some("assistant") || role == Some("user") && client_context(item))

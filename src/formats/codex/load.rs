@@ -86,6 +86,8 @@ fn item_kind(ty: &str, role: Option<&str>) -> (Kind, EntryType, Role) {
         "reasoning" => (Kind::Reasoning, EntryType::Message, Role::Assistant),
         t if CALLS.contains(&t) => (Kind::Call, EntryType::Message, Role::Assistant),
         t if OUTPUTS.contains(&t) => (Kind::Output, EntryType::Message, Role::ToolResult),
+        // The client's undo points: written as items, never sent.
+        "ghost_snapshot" => (Kind::Ghost, EntryType::Custom, Role::None),
         _ => (Kind::Other, EntryType::Other, Role::None),
     }
 }
@@ -116,6 +118,8 @@ fn scan_line(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Result<Scan
             let h: ItemHead = head.payload.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
             match h.ty.as_deref() {
                 Some("token_count") => (Kind::TokenCount, EntryType::Custom, Role::None),
+                Some("user_message") => (Kind::EventUser, EntryType::Custom, Role::None),
+                Some("agent_message") => (Kind::EventAgent, EntryType::Custom, Role::None),
                 _ => (Kind::Event, EntryType::Custom, Role::None),
             }
         }
@@ -279,6 +283,19 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
                         ),
                     });
                 }
+            }
+        }
+        // A rollout without response items (older versions wrote some threads as events
+        // only): its user and agent messages are the conversation.
+        if !items[first_entry..].iter().any(|it| it.kind.is_item()) {
+            for (k, it) in items.iter().enumerate().skip(first_entry) {
+                let role = match it.kind {
+                    Kind::EventUser => Role::User,
+                    Kind::EventAgent => Role::Assistant,
+                    _ => continue,
+                };
+                entries[k].kind = EntryType::Message;
+                entries[k].role = role;
             }
         }
         // A rollout that records each response's usage counts those, not its events.

@@ -101,6 +101,12 @@ pub enum Kind {
     Compacted,
     /// `event_msg`: what the client showed (turn starts and ends, token counts, …).
     Event,
+    /// `event_msg` `user_message` / `agent_message`: the conversation as the client showed
+    /// it (the conversation itself in a thread without response items).
+    EventUser,
+    EventAgent,
+    /// A `ghost_snapshot` item: the client's undo point, never sent.
+    Ghost,
     TurnContext,
     /// `token_usage_record`: one response's usage (0.171.0).
     TokenRecord,

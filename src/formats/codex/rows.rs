@@ -104,7 +104,7 @@ fn short(id: &str) -> &str {
 }
 
 /// The row of entry `i`, whose line is `line`.
-pub fn line_text(c: &Codex, i: EntryIdx, line: &Value) -> Text {
+pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
     let th = c.thread(i);
     let cwd = th.cwd.as_deref().unwrap_or_default();
     let item = item_of(line);
@@ -151,6 +151,15 @@ pub fn line_text(c: &Codex, i: EntryIdx, line: &Value) -> Text {
             Text::whole(format_call(name.unwrap_or("?"), &call_arguments(item), cwd), Tone::Tool)
         }
         Kind::Output => Text::whole("[tool result]".into(), Tone::Tool),
+        // The conversation of a thread written as events only (else a copy of an item's).
+        Kind::EventUser | Kind::EventAgent if s.entries[i].kind == crate::session::EntryType::Message => {
+            let text = line.pointer("/payload/message").and_then(Value::as_str).unwrap_or_default();
+            if c.items[i.get()].kind == Kind::EventUser {
+                Text::new("user: ", Tone::User, one_line(text), Tone::Plain)
+            } else {
+                Text::new("assistant: ", Tone::Assistant, one_line(text), Tone::Plain)
+            }
+        }
         Kind::Compacted => Text::whole("[compaction]".into(), Tone::Summary),
         _ => Text::whole(format!("[{}]", type_label(line)), Tone::Dim),
     }
@@ -164,7 +173,7 @@ impl<'s> CodexRows<'s> {
         for i in s.entries.indices() {
             let line = c.line(s, i)?;
             let kind = c.items[i.get()].kind;
-            let text = line_text(c, i, &line);
+            let text = line_text(s, c, i, &line);
             let item = item_of(&line);
             let mut search = text.to_plain();
             let mut output = None;
