@@ -68,10 +68,19 @@ pub trait Format: Sync {
 
     /// Other files that belong to this one's session and are loaded with it, after it, in
     /// one joined source ([`Source::join`]). Codex: the rollouts a fork inherits its history
-    /// from, and the forks made of it. Most formats: none (a session is one file).
-    fn companions(&self, _source: &Source) -> Vec<std::path::PathBuf> {
+    /// from (each up to where the history it gives ends), and the forks made of it. Most
+    /// formats: none (a session is one file).
+    fn companions(&self, _source: &Source) -> Vec<Companion> {
         Vec::new()
     }
+}
+
+/// A file loaded with another ([`Format::companions`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Companion {
+    pub path: std::path::PathBuf,
+    /// Only its first `limit` bytes belong to the session (a parent's history ends there).
+    pub limit: Option<u64>,
 }
 
 /// What the format alone knows how to do with one loaded session.

@@ -25,6 +25,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::format::Companion;
 use super::LoadError;
 
 enum Bytes {
@@ -35,13 +36,18 @@ enum Bytes {
 }
 
 /// A session that spans files (a Codex fork and the rollouts it inherits from): their bytes
-/// one after the other, each ending in `\n`, so that the index's byte offsets reach every
-/// file and a line never runs from one into the next.
+/// one after the other in one address range, so that the index's byte offsets reach every
+/// file. On Unix each file is mapped there (no copy: a family of rollouts is mostly one large
+/// parent); elsewhere, or when mapping fails, they are read into one buffer.
 struct Joined {
-    buf: Vec<u8>,
+    bytes: JoinedBytes,
     parts: Vec<Part>,
-    /// The first file's own bytes, kept to tell whether it changed.
-    first: Box<Source>,
+}
+
+enum JoinedBytes {
+    #[cfg(unix)]
+    Mapped(region::Region),
+    Read(Vec<u8>),
 }
 
 /// One file of a joined source.
@@ -52,7 +58,7 @@ pub struct Part {
     pub path: Option<PathBuf>,
     /// Where its bytes are in [`Source::bytes`].
     pub range: std::ops::Range<usize>,
-    /// The open file and what it looked like (`None` for the first, whose own source knows).
+    /// The open file and what it looked like, to tell whether it changed.
     file: Option<(File, Stamp)>,
 }
 
@@ -122,48 +128,75 @@ impl Source {
         match &self.bytes {
             Bytes::Mapped(m) => m.bytes(),
             Bytes::Owned(v) => v,
-            Bytes::Joined(j) => &j.buf,
+            Bytes::Joined(j) => match &j.bytes {
+                #[cfg(unix)]
+                JoinedBytes::Mapped(r) => r.bytes(),
+                JoinedBytes::Read(v) => v,
+            },
         }
     }
 
-    /// This source followed by the files at `others`, read into one buffer: what a format
-    /// whose sessions span files needs loaded together ([`super::format::Format::companions`]).
-    /// Each file ends in a `\n` there (one is added where the file lacks it). A file that
-    /// cannot be read is left out, and returned with its error for the loader to report.
-    pub fn join(self, others: &[PathBuf]) -> (Source, Vec<(PathBuf, std::io::Error)>) {
-        let mut buf = Vec::with_capacity(self.bytes().len() + 1);
-        buf.extend_from_slice(self.bytes());
-        if !buf.is_empty() && buf.last() != Some(&b'\n') {
-            buf.push(b'\n');
-        }
-        let mut parts =
-            vec![Part { name: self.name.clone(), path: self.path.clone(), range: 0..buf.len(), file: None }];
+    /// This source followed by the files `others` name (each up to its `limit`), in one
+    /// address range: what a format whose sessions span files needs loaded together
+    /// ([`super::format::Format::companions`]).
+    /// Files are placed at page boundaries (the gap between two is zeros, in no line); a file
+    /// that cannot be opened is left out, and returned with its error for the loader to
+    /// report. A source without a path (standard input) is returned as it is.
+    pub fn join(self, others: &[Companion]) -> (Source, Vec<(PathBuf, std::io::Error)>) {
+        let Some(first) = self.path.clone() else { return (self, Vec::new()) };
+        let mut opened = Vec::new();
+        let mut lens = Vec::new();
         let mut failed = Vec::new();
-        for path in others {
-            let read = (|| {
-                let mut file = File::open(path)?;
-                let stamp = Stamp::of(&file)?;
-                let start = buf.len();
-                file.read_to_end(&mut buf)?;
-                if buf.len() > start && buf.last() != Some(&b'\n') {
-                    buf.push(b'\n');
+        let all = std::iter::once((&first, None)).chain(others.iter().map(|c| (&c.path, c.limit)));
+        for (k, (path, limit)) in all.enumerate() {
+            let open = File::open(path).and_then(|f| Stamp::of(&f).map(|s| (f, s)));
+            match open {
+                Ok((file, stamp)) => {
+                    let name = if k == 0 { self.name.clone() } else { path.display().to_string() };
+                    lens.push(limit.map_or(stamp.len, |l| l.min(stamp.len)) as usize);
+                    opened.push((name, path.clone(), file, stamp));
                 }
-                Ok::<_, std::io::Error>((file, stamp, start))
-            })();
-            match read {
-                Ok((file, stamp, start)) => parts.push(Part {
-                    name: path.display().to_string(),
-                    path: Some(path.clone()),
-                    range: start..buf.len(),
-                    file: Some((file, stamp)),
-                }),
+                Err(e) if k == 0 => return (self, vec![(path.clone(), e)]),
                 Err(e) => failed.push((path.clone(), e)),
             }
         }
+        #[cfg(unix)]
+        {
+            let files: Vec<&File> = opened.iter().map(|(_, _, f, _)| f).collect();
+            if let Ok((region, ranges)) = region::Region::map(&files, &lens) {
+                let parts = parts_of(opened, ranges);
+                let name = self.name.clone();
+                let path = self.path.clone();
+                return (
+                    Source { name, path, bytes: Bytes::Joined(Joined { bytes: JoinedBytes::Mapped(region), parts }) },
+                    failed,
+                );
+            }
+        }
+        // Read them all into one buffer, each ending in a newline.
+        let mut buf = Vec::with_capacity(lens.iter().sum::<usize>() + lens.len());
+        let mut ranges = Vec::new();
+        let mut kept = Vec::new();
+        for ((name, path, file, stamp), len) in opened.into_iter().zip(lens) {
+            let start = buf.len();
+            match (&file).take(len as u64).read_to_end(&mut buf) {
+                Ok(_) => {
+                    if buf.len() > start && buf.last() != Some(&b'\n') {
+                        buf.push(b'\n');
+                    }
+                    ranges.push(start..buf.len());
+                    kept.push((name, path, file, stamp));
+                }
+                Err(e) => {
+                    buf.truncate(start);
+                    failed.push((path, e));
+                }
+            }
+        }
+        let parts = parts_of(kept, ranges);
         let name = self.name.clone();
         let path = self.path.clone();
-        let joined = Joined { buf, parts, first: Box::new(self) };
-        (Source { name, path, bytes: Bytes::Joined(joined) }, failed)
+        (Source { name, path, bytes: Bytes::Joined(Joined { bytes: JoinedBytes::Read(buf), parts }) }, failed)
     }
 
     /// The files this source's bytes come from, in order (one, unless it was joined).
@@ -181,10 +214,15 @@ impl Source {
         match &self.bytes {
             Bytes::Owned(_) => false,
             Bytes::Mapped(m) => m.changed(),
-            // The buffer is a copy; what matters is whether it still is each file's state
-            // (the same rule as for a mapping: only an append leaves it so).
+            // The same rule as for one mapping, for each file: only an append leaves what
+            // was read as it was.
             Bytes::Joined(j) => {
-                j.first.changed()
+                let faulted = match &j.bytes {
+                    #[cfg(unix)]
+                    JoinedBytes::Mapped(r) => r.faulted(),
+                    JoinedBytes::Read(_) => false,
+                };
+                faulted
                     || j.parts.iter().filter_map(|p| p.file.as_ref()).any(|(file, stamp)| match Stamp::of(file) {
                         Ok(now) => now != *stamp && now.len <= stamp.len,
                         Err(_) => true,
@@ -192,6 +230,14 @@ impl Source {
             }
         }
     }
+}
+
+fn parts_of(opened: Vec<(String, PathBuf, File, Stamp)>, ranges: Vec<std::ops::Range<usize>>) -> Vec<Part> {
+    opened
+        .into_iter()
+        .zip(ranges)
+        .map(|((name, path, file, stamp), range)| Part { name, path: Some(path), range, file: Some((file, stamp)) })
+        .collect()
 }
 
 fn read_all(mut file: File) -> std::io::Result<Vec<u8>> {
@@ -252,15 +298,116 @@ impl Drop for Guarded {
     }
 }
 
+/// Files mapped side by side in one reserved address range (see [`Joined`]).
+#[cfg(unix)]
+mod region {
+    use std::fs::File;
+    use std::ops::Range;
+    use std::os::unix::io::AsRawFd;
+
+    use super::guard;
+
+    pub struct Region {
+        base: *mut u8,
+        /// Bytes reserved (and unmapped on drop).
+        reserved: usize,
+        /// Bytes in use: the last file's end.
+        used: usize,
+        slots: Vec<guard::Slot>,
+    }
+
+    // SAFETY: the region is read-only memory owned by this value; moving it to another
+    // thread moves that ownership.
+    unsafe impl Send for Region {}
+    // SAFETY: nothing writes to the region while it lives; reading it from several threads is
+    // as safe as reading a `&[u8]`.
+    unsafe impl Sync for Region {}
+
+    impl Region {
+        /// Maps `files` (of lengths `lens`) one after the other, each at a page boundary.
+        pub fn map(files: &[&File], lens: &[usize]) -> std::io::Result<(Region, Vec<Range<usize>>)> {
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+            let reserved = lens.iter().map(|l| l.div_ceil(page) * page).sum::<usize>().max(page);
+            // SAFETY: a fresh private anonymous read-only reservation; nothing else uses it.
+            let base = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    reserved,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if base == libc::MAP_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut region = Region { base: base as *mut u8, reserved, used: 0, slots: Vec::new() };
+            let mut ranges = Vec::with_capacity(files.len());
+            let mut off = 0usize;
+            for (file, &len) in files.iter().zip(lens) {
+                if len > 0 {
+                    // SAFETY: [base + off, base + off + len) lies inside the reservation and
+                    // belongs to no other mapping of ours; MAP_FIXED replaces the reserved
+                    // pages with a private read-only mapping of the file. A file shrunk under
+                    // it raises SIGBUS, which the guard turns into zeros and a flag, as for
+                    // one mapped file.
+                    let at = unsafe {
+                        libc::mmap(
+                            region.base.add(off) as *mut libc::c_void,
+                            len,
+                            libc::PROT_READ,
+                            libc::MAP_PRIVATE | libc::MAP_FIXED,
+                            file.as_raw_fd(),
+                            0,
+                        )
+                    };
+                    if at == libc::MAP_FAILED {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    region.slots.push(guard::register(at as usize, len));
+                }
+                ranges.push(off..off + len);
+                off += len.div_ceil(page) * page;
+                region.used = off - (len.div_ceil(page) * page - len);
+            }
+            Ok((region, ranges))
+        }
+
+        pub fn bytes(&self) -> &[u8] {
+            // SAFETY: [base, base + used) is mapped read-only for as long as self lives (file
+            // pages, or zeros between files and after a fault).
+            unsafe { std::slice::from_raw_parts(self.base, self.used) }
+        }
+
+        pub fn faulted(&self) -> bool {
+            self.slots.iter().any(guard::Slot::faulted)
+        }
+    }
+
+    impl Drop for Region {
+        fn drop(&mut self) {
+            for s in &self.slots {
+                s.release();
+            }
+            // SAFETY: the whole reservation is ours and nothing borrows it any more.
+            unsafe {
+                libc::munmap(self.base as *mut libc::c_void, self.reserved);
+            }
+        }
+    }
+}
+
 /// The SIGBUS guard: a table of guarded ranges and a handler that knows them.
 #[cfg(unix)]
 mod guard {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Once, OnceLock};
 
-    /// How many mappings can be guarded at once (pisces maps one or two files a command;
-    /// beyond this a mapping is simply not guarded).
-    const SLOTS: usize = 32;
+    /// How many mappings can be guarded at once (pisces maps one or two files a command, a
+    /// Codex fork family one per rollout; beyond this a mapping is simply not guarded).
+    const SLOTS: usize = 512;
 
     struct Range {
         start: AtomicUsize,
@@ -404,6 +551,35 @@ mod guard {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn joined_files_are_side_by_side_each_up_to_its_limit_and_a_shrunk_one_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"), dir.path().join("c.jsonl"));
+        std::fs::write(&a, b"{\"a\":1}\n").unwrap();
+        std::fs::write(&b, b"{\"b\":1}\n{\"b\":2}\n").unwrap();
+        let big = vec![b'x'; 4096 * 8];
+        std::fs::write(&c, &big).unwrap();
+        let others = [
+            Companion { path: b.clone(), limit: Some(8) },
+            Companion { path: c.clone(), limit: None },
+            Companion { path: dir.path().join("missing.jsonl"), limit: None },
+        ];
+        let (joined, failed) = Source::open(&a).unwrap().join(&others);
+        assert_eq!(failed.len(), 1, "the missing file is reported");
+        let parts = joined.parts();
+        assert_eq!(parts.len(), 3);
+        let bytes = joined.bytes();
+        assert_eq!(&bytes[parts[0].2.clone()], b"{\"a\":1}\n");
+        assert_eq!(&bytes[parts[1].2.clone()], b"{\"b\":1}\n", "only the first 8 bytes of b");
+        assert_eq!(&bytes[parts[2].2.clone()], &big[..]);
+        assert!(!joined.changed());
+        // A companion shrunk under the mapping reads as zeros and makes the read a change.
+        std::fs::OpenOptions::new().write(true).open(&c).unwrap().set_len(10).unwrap();
+        let tail: u64 = joined.bytes()[parts[2].2.clone()].iter().skip(4096 * 2).map(|&x| u64::from(x)).sum();
+        assert_eq!(tail, 0);
+        assert!(joined.changed());
+    }
 
     #[test]
     fn a_file_truncated_under_the_map_reads_as_zeros_and_says_so() {

@@ -96,7 +96,15 @@ pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Project
     let mut projected: Vec<ProjectedEntry> = Vec::new();
     let mut names = entries::Names::default();
     let mut model = None;
-    for &i in &path {
+    // Nothing before the last compaction on the path is sent: start there (the model is
+    // the last turn's, wherever it was named).
+    let from = path.iter().rposition(|&i| c.items[i.get()].kind == Kind::Compacted).unwrap_or(0);
+    if let Some(&t) = path[..from].iter().rev().find(|&&i| c.items[i.get()].kind == Kind::TurnContext) {
+        if let Some(m) = c.line(s, t)?.pointer("/payload/model").and_then(Value::as_str) {
+            model = Some(json!({"provider": "openai", "modelId": m}));
+        }
+    }
+    for &i in &path[from..] {
         let kind = c.items[i.get()].kind;
         let events = s.entries[i].kind == EntryType::Message && !kind.is_item();
         if !(kind.is_item() || events || kind == Kind::Compacted || kind == Kind::TurnContext) {

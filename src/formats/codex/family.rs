@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::session::format::Companion;
+
 /// A rollout's first line, as far as its family goes.
 #[derive(Deserialize)]
 struct MetaLine {
@@ -31,16 +33,26 @@ struct MetaPayload {
 #[derive(Deserialize)]
 struct HistoryBase {
     thread_id: Option<String>,
+    end_byte_offset: Option<u64>,
 }
 
 /// The thread a rollout is and the thread it inherits from, from its first line.
 pub fn thread_and_parent(first_line: &[u8]) -> Option<(String, Option<String>)> {
+    fork_meta(first_line).map(|(t, p, _)| (t, p))
+}
+
+/// The thread, its parent, and where in the parent's file the history it inherits ends.
+fn fork_meta(first_line: &[u8]) -> Option<(String, Option<String>, Option<u64>)> {
     let line: MetaLine = serde_json::from_slice(first_line).ok()?;
     if line.ty.as_deref() != Some("session_meta") {
         return None;
     }
     let p = line.payload?;
-    Some((p.id?, p.history_base.and_then(|h| h.thread_id)))
+    let (parent, end) = match p.history_base {
+        Some(h) => (h.thread_id, h.end_byte_offset),
+        None => (None, None),
+    };
+    Some((p.id?, parent, end))
 }
 
 /// The first line of the file at `path` (at most 4 MiB of it: a `session_meta` carries the
@@ -97,10 +109,11 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 }
 
 /// The other files of the family of the rollout at `path` whose first line is `first`: its
-/// ancestors, nearest first, then its forks and theirs, breadth first. Empty when it is no
-/// fork and has none.
-pub fn companions(path: &Path, first: &[u8]) -> Vec<PathBuf> {
-    let Some((own, mut parent)) = thread_and_parent(first) else { return Vec::new() };
+/// ancestors, nearest first, each up to where the history its child inherits ends (the
+/// rest of an ancestor's file is not this thread's history), then its forks and theirs,
+/// breadth first. Empty when it is no fork and has none.
+pub fn companions(path: &Path, first: &[u8]) -> Vec<Companion> {
+    let Some((own, mut parent, mut limit)) = fork_meta(first) else { return Vec::new() };
     let files = store_files(path);
     let same = |p: &PathBuf| p.canonicalize().ok() == path.canonicalize().ok();
     // Thread ids from file names; a file whose name has none is read when needed.
@@ -119,15 +132,19 @@ pub fn companions(path: &Path, first: &[u8]) -> Vec<PathBuf> {
             .filter(|p| !same(p))
             .find(|p| id_in_name(p).map_or_else(|| meta_of(p).is_some_and(|(t, _)| t == pid), |id| id == pid));
         let Some(p) = found.cloned() else { break };
-        parent = meta_of(&p).and_then(|(_, pp)| pp);
-        out.push(p);
+        let next = first_line(&p).and_then(|l| fork_meta(&l));
+        out.push(Companion { path: p.clone(), limit });
+        (parent, limit) = match next {
+            Some((_, pp, end)) => (pp, end),
+            None => (None, None),
+        };
     }
     // Forks name their parent in their first line: read the first line of every rollout
     // that could be one (thread ids are UUIDv7, ordered by time, so a fork's is greater
     // than its parent's; a name without an id is read whatever it is).
     let mut children: HashMap<String, Vec<PathBuf>> = HashMap::new();
     for p in &files {
-        if same(p) || out.contains(p) {
+        if same(p) || out.iter().any(|c| &c.path == p) {
             continue;
         }
         if own.as_bytes().get(14) == Some(&b'7') && id_in_name(p).is_some_and(|id| id <= own.as_str()) {
@@ -143,7 +160,7 @@ pub fn companions(path: &Path, first: &[u8]) -> Vec<PathBuf> {
             if let Some((id, _)) = meta_of(&p) {
                 if seen.insert(id.clone()) {
                     queue.insert(0, id);
-                    out.push(p);
+                    out.push(Companion { path: p, limit: None });
                 }
             }
         }

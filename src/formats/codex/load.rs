@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use super::{Codex, Item, Kind, Thread};
 use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, Role, StrRef};
 use crate::session::index::{ChildOrder, Header, Parts};
+use crate::session::walk;
 use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
 
 /// What the index reads of each line.
@@ -99,6 +100,130 @@ struct Scanned {
     id: Option<String>,
 }
 
+/// The bytes of a string value at `b[i]` without escapes, and where it ends.
+fn plain_bytes(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let end = walk::string_end(b, i)?;
+    let inner = &b[i + 1..end - 1];
+    if memchr::memchr(b'\\', inner).is_some() {
+        return None;
+    }
+    Some((inner, end))
+}
+
+/// A string value at `b[i]` without escapes.
+fn plain_str(b: &[u8], i: usize) -> Option<&str> {
+    plain_bytes(b, i).and_then(|(s, _)| std::str::from_utf8(s).ok())
+}
+
+/// The keys of the object at `b[i] == '{'`, each with where its value starts, in order; stops
+/// when `want` says so (`false`) or at the end. `None`: not an object as expected.
+fn keys<'b>(b: &'b [u8], mut i: usize, mut want: impl FnMut(&'b [u8], usize) -> bool) -> Option<()> {
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = walk::skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(());
+    }
+    loop {
+        let (key, end) = plain_bytes(b, i)?;
+        i = walk::skip_ws(b, end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let v = walk::skip_ws(b, i + 1);
+        if !want(key, v) {
+            return Some(());
+        }
+        i = walk::skip_ws(b, walk::value_end(b, v)?);
+        match b.get(i) {
+            Some(b',') => i = walk::skip_ws(b, i + 1),
+            Some(b'}') => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// A line's ordinal and type, and its payload's type, role and id.
+type FastHead<'a> = (Option<u64>, &'a str, Option<(&'a str, Option<&'a str>, Option<&'a str>)>);
+
+/// What the index needs of a line written as `{timestamp, ordinal, type, payload, …}` (every
+/// line of a recent rollout), read from its first bytes without parsing the rest: a
+/// 100 MB rollout is mostly tool output and texts that only the lines a command reads need.
+/// `None`: another shape, which [`scan_line`] parses.
+fn fast_head(raw: &[u8]) -> Option<FastHead<'_>> {
+    let (mut ordinal, mut ty, mut payload) = (None, None, None);
+    keys(raw, walk::skip_ws(raw, 0), |key, v| {
+        match key {
+            b"ordinal" => {
+                let end = walk::value_end(raw, v).unwrap_or(v);
+                ordinal = std::str::from_utf8(&raw[v..end]).ok().and_then(|n| n.parse().ok());
+            }
+            b"type" => ty = plain_str(raw, v),
+            b"payload" => {
+                payload = Some(v);
+                return false;
+            }
+            _ => {}
+        }
+        true
+    })?;
+    let ty = ty?;
+    let p = payload?;
+    if raw.get(p) != Some(&b'{') {
+        return Some((ordinal, ty, None));
+    }
+    // The payload's own `type`, and a response item's `role` and `id`, which come before
+    // its content.
+    let item = ty == "response_item";
+    let (mut pty, mut role, mut id) = (None, None, None);
+    keys(raw, p, |key, v| {
+        match key {
+            b"type" => pty = plain_str(raw, v),
+            b"role" => role = plain_str(raw, v),
+            b"id" => id = plain_str(raw, v),
+            // Past these, the content: what was found is all there is before it.
+            b"content" | b"summary" | b"output" | b"arguments" | b"input" | b"info" | b"message" | b"state" => {
+                return false
+            }
+            _ => {}
+        }
+        let done = pty.is_some() && (!item || id.is_some() && (role.is_some() || pty != Some("message")));
+        !done
+    })?;
+    Some((ordinal, ty, pty.map(|t| (t, role, id))))
+}
+
+fn scan_fast(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Option<Scanned> {
+    let (ordinal, ty, p) = fast_head(raw)?;
+    let pty = p.map(|(t, _, _)| t);
+    let (kind, etype, role) = match ty {
+        "session_meta" => (Kind::Meta, EntryType::Other, Role::None),
+        "compacted" => (Kind::Compacted, EntryType::Compaction, Role::None),
+        "event_msg" => match pty {
+            Some("token_count") => (Kind::TokenCount, EntryType::Custom, Role::None),
+            Some("user_message") => (Kind::EventUser, EntryType::Custom, Role::None),
+            Some("agent_message") => (Kind::EventAgent, EntryType::Custom, Role::None),
+            _ => (Kind::Event, EntryType::Custom, Role::None),
+        },
+        "token_usage_record" => (Kind::TokenRecord, EntryType::Custom, Role::None),
+        "turn_context" => (Kind::TurnContext, EntryType::Custom, Role::None),
+        "world_state" => (Kind::State, EntryType::Custom, Role::None),
+        "response_item" => item_kind(pty?, p.and_then(|(_, r, _)| r)),
+        _ => return None,
+    };
+    let id = if ty == "response_item" {
+        p.and_then(|(_, _, id)| id).filter(|s| !s.is_empty()).map(str::to_string)
+    } else {
+        None
+    };
+    let item = Item { thread, ordinal, kind, model: 0, counted: false };
+    Some(Scanned { meta: EntryMeta::new(start, raw.len(), line, etype, role), item, id })
+}
+
 fn scan_line(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Result<Scanned, String> {
     let head: Head = serde_json::from_slice(raw).map_err(|e| e.to_string())?;
     let ordinal = head.ordinal.as_ref().and_then(Value::as_u64);
@@ -143,8 +268,8 @@ fn scan_line(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Result<Scan
 
 /// The name of a line without an id: the random tail of its thread's id and its ordinal
 /// (`9cac33b1d38d:29`), or its line in the file (`9cac33b1d38d:L12`, `L12` without a thread).
-fn synthetic_id(thread: &Option<String>, ordinal: Option<u64>, own_line: usize) -> String {
-    let tail = thread.as_deref().map(|t| t.rsplit('-').next().unwrap_or(t));
+fn synthetic_id(thread: Option<&str>, ordinal: Option<u64>, own_line: u32) -> String {
+    let tail = thread.map(|t| t.rsplit('-').next().unwrap_or(t));
     match (tail, ordinal) {
         (Some(t), Some(o)) => format!("{t}:{o}"),
         (Some(t), None) => format!("{t}:L{own_line}"),
@@ -191,7 +316,74 @@ fn thread_of(meta: &Map<String, Value>, file: String, path: Option<PathBuf>, ran
     }
 }
 
-pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
+/// Files larger than this are scanned on two threads.
+const PARALLEL_BYTES: usize = 4 << 20;
+
+/// The lines of one piece of a file, scanned.
+struct Chunk {
+    /// Each line's `line` is its number in the chunk (from 1).
+    metas: Vec<EntryMeta>,
+    items: Vec<Item>,
+    /// A response item's own id; `None`: a name is made for it.
+    ids: Vec<Option<String>>,
+    /// Lines that are not JSON: their number in the chunk, and why.
+    bad: Vec<(u32, String)>,
+    /// How many lines the chunk has.
+    lines: u32,
+}
+
+/// Scans `bytes` (at `base` in the source) of thread `thread`. `first_line`: the line number
+/// (in the joined source) before the chunk, when known, for `exclude`.
+fn scan_chunk(
+    bytes: &[u8],
+    base: usize,
+    thread: u32,
+    validate: Validate,
+    exclude: &BTreeSet<LineNo>,
+    first_line: Option<u32>,
+) -> Chunk {
+    let mut c = Chunk { metas: Vec::new(), items: Vec::new(), ids: Vec::new(), bad: Vec::new(), lines: 0 };
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        // Each line, found with memchr.
+        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |k| pos + k);
+        let raw = &bytes[pos..end];
+        let start = base + pos;
+        pos = end + 1;
+        c.lines += 1;
+        let rel = LineNo(c.lines);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) || first_line.is_some_and(|f| exclude.contains(&LineNo(f + c.lines)))
+        {
+            continue;
+        }
+        let scanned = match (validate, scan_fast(raw, start, rel, thread)) {
+            (Validate::Lazily, Some(sc)) => Ok(sc),
+            _ => scan_line(raw, start, rel, thread),
+        };
+        match scanned {
+            Ok(sc) => {
+                c.metas.push(sc.meta);
+                c.items.push(sc.item);
+                c.ids.push(sc.id);
+            }
+            Err(why) => c.bad.push((c.lines, why)),
+        }
+    }
+    c
+}
+
+/// How much of each line loading checks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Validate {
+    /// A line of the usual shape is read from its first bytes; it is parsed whole when a
+    /// command needs it (and found broken then, when it is: see `Codex::line`).
+    Lazily,
+    /// Every line parsed whole (`check`).
+    All,
+}
+
+pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Validate) -> Result<Session<'a>, LoadError> {
     let data = source.bytes();
     if data.is_empty() {
         return Err(LoadError::Empty { name: source.name.clone() });
@@ -219,71 +411,81 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
         let first_entry = entries.len();
         let line_base = line_no;
         let bytes = &data[range.clone()];
+        // Big files are scanned in two halves, one on another thread (the scan is the time
+        // a command spends on the lines it does not read); a re-read that skips lines scans
+        // in one piece, since it needs each line's number as it goes.
+        let split = if bytes.len() > PARALLEL_BYTES && exclude.is_empty() {
+            memchr::memchr(b'\n', &bytes[bytes.len() / 2..]).map(|k| bytes.len() / 2 + k + 1)
+        } else {
+            None
+        };
+        let tid = parts_ids[t].as_deref();
+        let chunks: Vec<Chunk> = match split {
+            Some(mid) if mid < bytes.len() => std::thread::scope(|sc| {
+                let second =
+                    sc.spawn(|| scan_chunk(&bytes[mid..], range.start + mid, t as u32, validate, exclude, None));
+                let first = scan_chunk(&bytes[..mid], range.start, t as u32, validate, exclude, None);
+                // A panic on the other thread is a bug: surface it as this thread's.
+                vec![first, second.join().unwrap_or_else(|e| std::panic::resume_unwind(e))]
+            }),
+            _ => vec![scan_chunk(bytes, range.start, t as u32, validate, exclude, Some(line_base))],
+        };
+        let ends_in_newline = bytes.ends_with(b"\n");
+        let n_chunks = chunks.len();
+        let mut rel = 0u32; // lines of the part before this chunk
+        for (ci, chunk) in chunks.into_iter().enumerate() {
+            for ((mut m, it), id) in chunk.metas.into_iter().zip(chunk.items).zip(chunk.ids) {
+                let own = rel + m.line.get();
+                m.line = LineNo(line_base + own);
+                // Lines without an id of their own (events, states, a reasoning item of an
+                // old version) are named by their thread and ordinal, which is unique in a
+                // family: `9cac33b1d38d:29`.
+                let id = id.unwrap_or_else(|| synthetic_id(tid, it.ordinal, own));
+                m.id = StrRef::owned(owned.len());
+                owned.push(id);
+                entries.push(m);
+                items.push(it);
+            }
+            for (line, why) in chunk.bad {
+                let own = rel + line;
+                let last = ci + 1 == n_chunks && own == rel + chunk.lines && !ends_in_newline;
+                let (kind, what) =
+                    if last { (Problem::Truncated, "cut off") } else { (Problem::Malformed, "not JSON") };
+                diags.push(Diagnostic {
+                    kind,
+                    severity: Severity::Warning,
+                    line: (t == 0).then_some(LineNo(line_base + own)),
+                    message: format!(
+                        "{}line {own} is {what} ({why}); skipped, as Codex skips it",
+                        if t == 0 { String::new() } else { format!("{name}: ") },
+                    ),
+                });
+            }
+            rel += chunk.lines;
+        }
+        line_no = line_base + rel;
+        // What the file's first `session_meta` says; the model of each line's turn.
         let mut meta = Map::new();
-        // The model of the turn each line is in (`turn_context.model`).
         let mut model = 0u32;
-        // Token counts are events: the same total may be reported more than once.
-        let mut last_total: Option<Value> = None;
-        let mut off = range.start;
-        let n_lines = memchr::memchr_iter(b'\n', bytes).count() + usize::from(!bytes.ends_with(b"\n"));
-        for (k, raw) in bytes.split(|&b| b == b'\n').take(n_lines).enumerate() {
-            line_no += 1;
-            let start = off;
-            off += raw.len() + 1;
-            let line = LineNo(line_no);
-            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            if raw.iter().all(u8::is_ascii_whitespace) || exclude.contains(&line) {
-                continue;
-            }
-            match scan_line(raw, start, line, t as u32) {
-                Ok(mut sc) => {
-                    match sc.item.kind {
-                        Kind::Meta if meta.is_empty() => meta = read_meta(raw),
-                        Kind::TurnContext => {
-                            if let Some(m) = field(raw, "/payload/model").as_ref().and_then(Value::as_str) {
-                                model = match models.iter().position(|x| x == m) {
-                                    Some(k) => k as u32 + 1,
-                                    None => {
-                                        models.push(m.to_string());
-                                        models.len() as u32
-                                    }
-                                };
+        for k in first_entry..entries.len() {
+            match items[k].kind {
+                Kind::Meta if meta.is_empty() => meta = read_meta(&data[entries[k].span()]),
+                Kind::TurnContext => {
+                    if let Some(m) = field(&data[entries[k].span()], "/payload/model").as_ref().and_then(Value::as_str)
+                    {
+                        model = match models.iter().position(|x| x == m) {
+                            Some(j) => j as u32 + 1,
+                            None => {
+                                models.push(m.to_string());
+                                models.len() as u32
                             }
-                        }
-                        Kind::TokenRecord => sc.item.counted = true,
-                        Kind::TokenCount => {
-                            let total = field(raw, "/payload/info/total_token_usage");
-                            sc.item.counted = total.is_some() && total != last_total;
-                            last_total = total;
-                        }
-                        _ => {}
+                        };
                     }
-                    sc.item.model = model;
-                    // Lines without an id of their own (events, states, a reasoning item
-                    // of an old version) are named by their thread and ordinal, which
-                    // is unique in a family: `9cac33b1d38d:29`.
-                    let id = sc.id.take().unwrap_or_else(|| synthetic_id(&parts_ids[t], sc.item.ordinal, k + 1));
-                    sc.meta.id = StrRef::owned(owned.len());
-                    owned.push(id);
-                    entries.push(sc.meta);
-                    items.push(sc.item);
                 }
-                Err(why) => {
-                    let last = k + 1 == n_lines && !source.bytes()[..range.end].ends_with(b"\n");
-                    let (kind, what) =
-                        if last { (Problem::Truncated, "cut off") } else { (Problem::Malformed, "not JSON") };
-                    diags.push(Diagnostic {
-                        kind,
-                        severity: Severity::Warning,
-                        line: (t == 0).then_some(line),
-                        message: format!(
-                            "{}line {} is {what} ({why}); skipped, as Codex skips it",
-                            if t == 0 { String::new() } else { format!("{name}: ") },
-                            k + 1
-                        ),
-                    });
-                }
+                Kind::TokenRecord => items[k].counted = true,
+                _ => {}
             }
+            items[k].model = model;
         }
         // A rollout without response items (older versions wrote some threads as events
         // only): its user and agent messages are the conversation.
@@ -298,11 +500,15 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
                 entries[k].role = role;
             }
         }
-        // A rollout that records each response's usage counts those, not its events.
-        if items[first_entry..].iter().any(|it| it.kind == Kind::TokenRecord) {
-            for it in &mut items[first_entry..] {
-                if it.kind == Kind::TokenCount {
-                    it.counted = false;
+        // A rollout that records each response's usage counts those; one without, its token
+        // count events, each whose total changed (an event may repeat the last total).
+        if !items[first_entry..].iter().any(|it| it.kind == Kind::TokenRecord) {
+            let mut last_total: Option<Value> = None;
+            for k in first_entry..items.len() {
+                if items[k].kind == Kind::TokenCount {
+                    let total = field(&data[entries[k].span()], "/payload/info/total_token_usage");
+                    items[k].counted = total.is_some() && total != last_total;
+                    last_total = total;
                 }
             }
         }

@@ -75,10 +75,14 @@ impl Format for CodexFormat {
     }
 
     fn load<'a>(&'static self, source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
-        load::load(source, exclude)
+        load::load(source, exclude, load::Validate::Lazily)
     }
 
-    fn companions(&self, source: &Source) -> Vec<PathBuf> {
+    fn load_checked<'a>(&'static self, source: &'a Source) -> Result<Session<'a>, LoadError> {
+        load::load(source, &BTreeSet::new(), load::Validate::All)
+    }
+
+    fn companions(&self, source: &Source) -> Vec<crate::session::format::Companion> {
         let Some(path) = &source.path else { return Vec::new() };
         let bytes = source.bytes();
         let first = &bytes[..memchr::memchr(b'\n', bytes).unwrap_or(bytes.len())];
@@ -230,9 +234,12 @@ impl Codex {
         }
     }
 
-    /// Entry `i`'s line, parsed.
+    /// Entry `i`'s line, parsed. Loading read most lines from their first bytes only: a line
+    /// that turns out not to be JSON is reported so that the session is read again without
+    /// it (`skip`, see `session::open`), as Codex skips it.
     pub fn line(&self, s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
-        serde_json::from_slice(s.raw_line(i)).map_err(|e| self.unreadable(s, i, e.to_string()))
+        serde_json::from_slice(s.raw_line(i))
+            .map_err(|e| Unreadable { skip: true, ..self.unreadable(s, i, e.to_string()) })
     }
 }
 
