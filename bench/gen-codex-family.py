@@ -9,9 +9,9 @@ turn_context, the user message, a call and its output, the answer, token records
 task_complete) and repeats them with new ids and ordinals in
 DIR/sessions/2026/12/02/rollout-…-<thread id>.jsonl. Each fork starts at the end of a turn of
 the thread (one in five at a turn of an earlier fork: a fork of a fork) and adds a few turns of
-its own, as `codex exec fork` writes one; every ~3,000 lines the thread is compacted (a
-`compacted` line, as the client writes one when the context fills up), (a `session_meta` with `history_base`, no copied
-history). Prints a JSON summary on stderr: the files, the root, and the fork whose history is
+its own, as `codex exec fork` writes one (a `session_meta` with `history_base`, no copied
+history). Every ~3,000 lines the thread is compacted (a `compacted` line, as the client writes
+one when the context fills up). Prints a JSON summary on stderr: the files, the root, and the fork whose history is
 longest (`deep_fork`, for `pisces path`).
 """
 import argparse
@@ -102,6 +102,7 @@ def main():
         out.write(b)
         size, ordinal = len(b), 1
         since = 0
+        compactions = 0
         while size < a.mb * 1e6:
             ordinal, n = write_turn(out, ordinal, root)
             size += n
@@ -114,6 +115,7 @@ def main():
                 size += len(b)
                 ordinal += 1
                 since = 0
+                compactions += 1
             ends[root].append((ordinal, size))
     # The forks.
     forks = []
@@ -150,7 +152,20 @@ def main():
     chain = [deep]
     while chain[-1] in base:
         chain.append(base[chain[-1]])
+    def lines(f):
+        with f.open("rb") as h:
+            return sum(1 for _ in h)
+
+    # The deep fork's history: its own lines and each ancestor's up to the fork point.
+    path_len = lines(files[deep])
+    for child, parent in zip(chain, chain[1:]):
+        hb = json.loads(files[child].open().readline())["payload"]["history_base"]
+        with files[parent].open("rb") as h:
+            path_len += h.read(hb["end_byte_offset"]).count(b"\n")
     summary = {
+        "entries": sum(lines(f) for f in files.values()),
+        "path_len": path_len,
+        "compactions": compactions,
         "root": str(files[root]),
         "deep_fork": str(files[deep]),
         "deep_fork_reads": [str(files[t]) for t in chain],

@@ -38,6 +38,7 @@ from typing import Callable, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 CLAUDE_GEN = REPO / "bench" / "gen-claude-session.py"
+CODEX_GEN = REPO / "bench" / "gen-codex-family.py"
 DEFAULT_SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 ALLOC_LINE = re.compile(r"^pisces-alloc: peak=(\d+) total=(\d+)\s*$", re.M)
 
@@ -61,7 +62,7 @@ class Dataset:
     seed: int
     path: Path = Path()
     meta: dict = dataclasses.field(default_factory=dict)  # gen-session's summary + bytes
-    agent: str = "pi"  # whose format: "claude" files come from bench/gen-claude-session.py
+    agent: str = "pi"  # whose format: "claude" files come from bench/gen-claude-session.py, "codex" stores from bench/gen-codex-family.py
 
     @property
     def bytes(self) -> int:
@@ -78,6 +79,8 @@ class Dataset:
     def gen_args(self) -> list[str]:
         if self.agent == "claude":
             return ["--mb", "100", "--branch-every", str(self.branch_every), "--seed", str(self.seed)]
+        if self.agent == "codex":
+            return ["--mb", "100", "--forks", str(self.branch_every), "--seed", str(self.seed)]
         return ["--entries", str(self.entries), "--branch-every", str(self.branch_every), "--seed", str(self.seed)]
 
 
@@ -88,6 +91,11 @@ def parse_size(spec: str, seed: int) -> Dataset:
         # A ~100 MB Claude Code session made from the real client's lines: a branch every
         # ~200 lines, a compaction every ~3,000.
         return Dataset(spec="claude", entries=0, branch_every=200, seed=seed, agent="claude")
+    if spec.strip().lower() == "codex":
+        # A Codex CLI store: a ~100 MB thread (compacted every ~3,000 lines) and 50 forks of
+        # it (some forks of forks), from the real client's lines. `path` reads the fork with
+        # the longest history; `tree` draws the whole family from the thread.
+        return Dataset(spec="codex", entries=0, branch_every=50, seed=seed, agent="codex")
     if spec.strip().lower() == "diff":
         # Two long branches (paths of ~52,000 entries, ~12,000 of them divergent on each
         # side) for `pisces diff`.
@@ -110,6 +118,9 @@ def ensure_dataset(ds: Dataset, out: Path, gen: Path) -> None:
     if ds.agent == "claude":
         gen = CLAUDE_GEN
         ds.path = out / f"claude-100m-b{ds.branch_every}-s{ds.seed}.jsonl"
+    elif ds.agent == "codex":
+        gen = CODEX_GEN
+        ds.path = out / f"codex-100m-f{ds.branch_every}-s{ds.seed}"
     else:
         ds.path = out / f"session-{ds.entries}e-b{ds.branch_every}-s{ds.seed}.jsonl"
     meta_path = ds.path.with_suffix(".meta.json")
@@ -117,7 +128,7 @@ def ensure_dataset(ds: Dataset, out: Path, gen: Path) -> None:
     if ds.path.exists() and meta_path.exists():
         try:
             meta = json.loads(meta_path.read_text())
-            if meta["args"] == ds.gen_args() and meta["generator_sha256"] == gen_sha and ds.path.stat().st_size == meta["bytes"]:
+            if meta["args"] == ds.gen_args() and meta["generator_sha256"] == gen_sha and size_of(ds.path) == meta["bytes"]:
                 ds.meta = meta
                 log(f"{ds.spec}: reusing {rel(ds.path)} ({meta['bytes']:,} bytes)")
                 return
@@ -129,7 +140,9 @@ def ensure_dataset(ds: Dataset, out: Path, gen: Path) -> None:
     if free < need:
         raise SystemExit(f"bench: {ds.spec} needs about {need / 1e9:.1f} GB in {out}, only {free / 1e9:.1f} GB free (use --out)")
     log(f"{ds.spec}: generating {rel(ds.path)} (python3 {rel(gen)} {' '.join(ds.gen_args())}) ...")
-    tmp = ds.path.with_suffix(".jsonl.tmp")
+    tmp = ds.path.with_name(ds.path.name + ".tmp")
+    if tmp.is_dir():
+        shutil.rmtree(tmp)
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, str(gen), *ds.gen_args(), "--out", str(tmp)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -144,16 +157,29 @@ def ensure_dataset(ds: Dataset, out: Path, gen: Path) -> None:
             continue
     if not isinstance(summary, dict) or "path_len" not in summary:
         raise SystemExit(f"bench: no summary line from gen-session.py:\n{r.stderr}")
+    if ds.path.is_dir():
+        shutil.rmtree(ds.path)
     tmp.replace(ds.path)
-    ds.meta = {"args": ds.gen_args(), "generator_sha256": gen_sha, "bytes": ds.path.stat().st_size, "summary": summary}
+    if ds.agent == "codex":
+        # The generator names files under the folder it wrote: rename them to the cache's.
+        summary = json.loads(json.dumps(summary).replace(str(tmp), str(ds.path)))
+    ds.meta = {"args": ds.gen_args(), "generator_sha256": gen_sha, "bytes": size_of(ds.path), "summary": summary}
     meta_path.write_text(json.dumps(ds.meta, indent=2) + "\n")
     log(f"{ds.spec}: {ds.bytes:,} bytes in {time.perf_counter() - t0:.0f} s")
 
 
+def size_of(path: Path) -> int:
+    """A file's size, or the size of all files under a folder (a Codex store)."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*.jsonl"))
+    return path.stat().st_size
+
+
 def warm_page_cache(path: Path) -> None:
-    with open(path, "rb", buffering=0) as f:
-        while f.read(16 << 20):
-            pass
+    for p in sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]:
+        with open(p, "rb", buffering=0) as f:
+            while f.read(16 << 20):
+                pass
 
 
 # ----------------------------------------------------------------------------------------
@@ -237,9 +263,31 @@ def only_claude(env: Env, ds: Dataset) -> Optional[str]:
     return None if ds.agent == "claude" else "the Claude Code file only"
 
 
+def only_codex(env: Env, ds: Dataset) -> Optional[str]:
+    return None if ds.agent == "codex" else "the Codex store only"
+
+
+def session_file(ds: Dataset) -> str:
+    """The file `path` reads: the session, or in the Codex store the fork with the longest
+    history (which reads its ancestors' files up to its fork points)."""
+    return rel(Path(ds.meta["summary"]["deep_fork"])) if ds.agent == "codex" else rel(ds.path)
+
+
+def tree_file(ds: Dataset) -> str:
+    """The file `tree` draws: the session, or the Codex store's thread (with all its forks)."""
+    return rel(Path(ds.meta["summary"]["root"])) if ds.agent == "codex" else rel(ds.path)
+
+
+def wc_files(ds: Dataset) -> list[str]:
+    """What `wc -l` reads beside `pisces path`: the session, or the files the fork's path reads."""
+    if ds.agent == "codex":
+        return [rel(Path(p)) for p in ds.meta["summary"]["deep_fork_reads"]]
+    return [rel(ds.path)]
+
+
 def no_pi(env: Env, ds: Dataset) -> Optional[str]:
-    if ds.agent == "claude":
-        return "pi does not read Claude Code files"
+    if ds.agent in ("claude", "codex"):
+        return "pi does not read Claude Code or Codex files"
     if ds.spec == "diff":
         return "not on the diff file"
     if not env.pi:
@@ -250,8 +298,8 @@ def no_pi(env: Env, ds: Dataset) -> Optional[str]:
 
 
 COMMANDS: list[Command] = [
-    Command("pisces path", lambda env, ds: [env.pisces, "path", rel(ds.path), "@", "--format", "json"], heap=True, messages=json_messages, skip=not_diff),
-    Command("wc -l", lambda env, ds: ["wc", "-l", rel(ds.path)]),
+    Command("pisces path", lambda env, ds: [env.pisces, "path", session_file(ds), "@", "--format", "json"], heap=True, messages=json_messages, skip=not_diff),
+    Command("wc -l", lambda env, ds: ["wc", "-l", *wc_files(ds)]),
     # pi's SessionManager load + buildSessionContext + convertToLlm, as the oracle runs it
     # (it also copies the file to a temp dir and reads/parses it once more for line numbers).
     Command(
@@ -273,9 +321,11 @@ COMMANDS: list[Command] = [
         messages=lambda stdout, stderr: parse_pi_core(stderr)["messages"],
     ),
     # The whole tree as pi's /tree draws it (deep gutters folded into `│×N`), to /dev/null...
-    Command("pisces tree", lambda env, ds: [env.pisces, "tree", rel(ds.path)], heap=True, skip=not_diff, output=True),
+    Command("pisces tree", lambda env, ds: [env.pisces, "tree", tree_file(ds)], heap=True, skip=not_diff, output=True),
     # ...and through a pipe, as a user runs `pisces tree FILE | less` (the target: ≤ 1.0 s at 1 GB).
-    Command("pisces tree | cat", lambda env, ds: ["sh", "-c", '"$0" tree "$1" | cat >/dev/null', env.pisces, rel(ds.path)], skip=not_diff),
+    Command("pisces tree | cat", lambda env, ds: ["sh", "-c", '"$0" tree "$1" | cat >/dev/null', env.pisces, tree_file(ds)], skip=not_diff),
+    # Every file of the Codex family, which its tree reads (the target: tree ≤ 3× this).
+    Command("wc -l (family)", lambda env, ds: ["wc", "-l", *[rel(Path(p)) for p in ds.meta["summary"]["files"]]], skip=only_codex),
     # Every branch tip of the Claude Code file, with its tokens and cost (the target: ≤ 4× wc -l).
     Command("pisces leaves", lambda env, ds: [env.pisces, "leaves", rel(ds.path)], heap=True, skip=only_claude),
     # Two ~52,000-entry paths: the file's first leaf against pi's current leaf.
@@ -348,6 +398,10 @@ def ratio_checks(results: dict, datasets: list[Dataset]) -> list[Check]:
             else:
                 pct = 100 * peak / ds.bytes
                 checks.append(Check("pisces heap ≤ 10% of file", ds.spec, f"{fmt_mb(peak)} = {pct:.1f} %", "≤ 10 %", ok(pct <= 10)))
+        t, wf = r.get("pisces tree"), r.get("wc -l (family)")
+        if t and wf:
+            q = t.median / wf.median
+            checks.append(Check("pisces tree of a fork family within 3× of wc -l over its files", ds.spec, f"{q:.2f}× ({fmt_s(t.median)} / {fmt_s(wf.median)})", "≤ 3×", ok(q <= 3)))
         lv = r.get("pisces leaves")
         if lv and w:
             q = lv.median / w.median
@@ -622,7 +676,7 @@ def report(env: Env, datasets: list[Dataset], results: dict, info: dict) -> str:
         s = ds.meta["summary"]
         rows.append([ds.spec, f"{ds.bytes:,}", f"{s['entries']:,}", f"{s.get('forks', 0):,}", f"{s.get('compactions', 0):,}",
                      f"{s['path_len']:,}", str(s.get('context_messages', '?')),
-                     f"`python3 {rel(CLAUDE_GEN if ds.agent == 'claude' else env.shared / 'bench' / 'gen-session.py')} {' '.join(ds.gen_args())} --out {rel(ds.path)}`"])
+                     f"`python3 {rel({'claude': CLAUDE_GEN, 'codex': CODEX_GEN}.get(ds.agent, env.shared / 'bench' / 'gen-session.py'))} {' '.join(ds.gen_args())} --out {rel(ds.path)}`"])
     out.append(table(["file", "bytes", "entries", "forks", "compactions", "path length", "context messages", "generated by"], rows))
     out.append("")
     out.append("`path length` = entries from the root to the last entry (pi's default leaf, `@`); context messages = what "
@@ -843,7 +897,7 @@ def machine_info(env: Env, argv: list[str], build: str) -> dict:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="See bench/README.md.")
-    ap.add_argument("--sizes", default="100m,100m-linear,1g,diff,claude", help="files to measure: <N>m (N*550 entries, ~N MB), <N>g, with -linear for a single chain, diff (two ~52,000-entry branches), claude (a ~100 MB Claude Code session) (default: %(default)s)")
+    ap.add_argument("--sizes", default="100m,100m-linear,1g,diff,claude,codex", help="files to measure: <N>m (N*550 entries, ~N MB), <N>g, with -linear for a single chain, diff (two ~52,000-entry branches), claude (a ~100 MB Claude Code session), codex (a ~100 MB Codex thread and 50 forks) (default: %(default)s)")
     ap.add_argument("--runs", type=int, default=7, help="timed runs per command (default: %(default)s)")
     ap.add_argument("--pi-runs", type=int, default=3, help="timed runs of the pi commands, which take seconds (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="gen-session.py seed (default: %(default)s)")

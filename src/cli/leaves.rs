@@ -28,6 +28,17 @@ tokens (input / output / cache write / cache read), by model id prefix:
   claude-3-5-haiku     0.8 / 4 / 1 / 0.08
   claude-3-haiku       0.25 / 1.25 / 0.3125 / 0.025
   claude-3-opus        15 / 75 / 18.75 / 1.5
+Codex CLI rollouts: each response's `token_usage_record` (older rollouts: each
+`token_count` event whose total changed); what a fork inherits is counted once, in its
+parent's file. Input includes the cached tokens, counted as cache reads. US$ per million
+tokens (input / cached input / output), by the turn's model id prefix:
+  gpt-5-nano           0.05 / 0.005 / 0.4
+  gpt-5-mini           0.25 / 0.025 / 2
+  gpt-5                1.25 / 0.125 / 10
+  gpt-4.1-mini         0.4 / 0.1 / 1.6
+  gpt-4.1              2 / 0.5 / 8
+  o4-mini              1.1 / 0.275 / 4.4
+  o3                   2 / 0.5 / 8
 Any other model costs 0 (its tokens are still counted). pi sessions carry their own costs.";
 
 /// List every leaf (an entry without children: the tip of a branch), oldest first.

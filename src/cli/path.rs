@@ -12,7 +12,8 @@ Examples:
   pisces path session.jsonl fix-1 --format json  # at the entry labelled fix-1, as JSON
   pisces path session.jsonl @~2 --format llm     # two entries up, as pi sends it to the LLM
   pisces path session.jsonl a3f9 --entries > branch.jsonl   # the path's raw lines
-  pisces path 01a228be --format anthropic --system | jq .   # a session id prefix";
+  pisces path 01a228be --format anthropic --system | jq .   # a session id prefix
+  pisces path 01a238f7-8605 :33 --format openai-responses   # a Codex thread at ordinal 33, as Codex sends it";
 
 /// Print the context the model saw at a leaf (pi's buildSessionContext + convertToLlm).
 ///
@@ -26,7 +27,8 @@ pub struct Args {
     pub session: String,
 
     /// The leaf to project (default `@`: the session as its agent resumes it; pi's current
-    /// leaf, the last entry in the file; for Claude Code what `claude --resume` sends).
+    /// leaf, the last entry in the file; for Claude Code what `claude --resume` sends; for
+    /// Codex the thread's end). Codex lines are also named by ordinal: `:33`.
     #[arg(conflicts_with = "leaf_null")]
     pub rev: Option<String>,
 

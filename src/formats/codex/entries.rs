@@ -499,7 +499,8 @@ pub fn pi_entries(s: &Session, c: &Codex, leaf: EntryIdx) -> Result<Vec<Value>, 
             for b in blocks.iter_mut().filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall")) {
                 let name = b.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
                 let args = b.get("arguments").cloned().unwrap_or_default();
-                if let Some((pi, pi_args)) = pi_tool(&name, &args) {
+                // A patch is kept as it is: pi's edit needs the old and new texts it does not hold.
+                if let Some((pi, pi_args)) = pi_tool(&name, &args).filter(|_| name != "apply_patch") {
                     b["name"] = pi.into();
                     b["arguments"] = pi_args;
                     let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();

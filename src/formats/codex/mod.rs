@@ -181,7 +181,7 @@ impl Thread {
 }
 
 /// One loaded rollout and its family.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Codex {
     /// The file asked for first, then the others it was read with.
     pub threads: Vec<Thread>,

@@ -17,13 +17,11 @@ use crate::session::rows::{CallMap, Paths, Rows, Text, Tone, ToolCall};
 use crate::session::{js, Session};
 
 pub struct CodexRows<'s> {
-    texts: Vec<Text>,
-    searchable: Vec<String>,
-    /// An output's call id and the exit code it reports.
-    outputs: Vec<Option<(String, Option<i64>)>>,
+    s: &'s Session<'s>,
+    /// The loaded family (threads, what each line is), for the texts made on demand.
+    codex: Codex,
     /// The call a call's line makes (that line is hidden unless it is the leaf).
     calls: Vec<Vec<ToolCall<'s>>>,
-    cwd: String,
 }
 
 fn one_line(s: &str) -> String {
@@ -166,31 +164,26 @@ pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
 }
 
 impl<'s> CodexRows<'s> {
-    pub fn read(s: &'s Session, c: &Codex, _need: RowNeed) -> Result<CodexRows<'s>, Unreadable> {
-        let n = s.entries.len();
-        let (mut texts, mut searchable, mut outputs, mut calls) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    /// Reads only the calls (an output's row names its call, wherever the call is in the
+    /// tree); every other row's text is made when the tree asks for it: a 100 MB family has
+    /// ~100,000 lines, most of them never shown (events, hidden by the default filter).
+    pub fn read(s: &'s Session<'s>, c: &Codex, _need: RowNeed) -> Result<CodexRows<'s>, Unreadable> {
+        let codex = Codex { threads: c.threads.clone(), items: c.items.clone(), models: c.models.clone() };
+        let mut calls = Vec::with_capacity(s.entries.len());
         for i in s.entries.indices() {
-            let line = c.line(s, i)?;
-            let kind = c.items[i.get()].kind;
-            let text = line_text(s, c, i, &line);
-            let item = item_of(&line);
-            let mut search = text.to_plain();
-            let mut output = None;
-            if kind == Kind::Output {
-                let out = output_text(item);
-                search.push(' ');
-                search.push_str(&out);
-                let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default().to_string();
-                output = Some((id, exit_code(&out)));
+            if c.items[i.get()].kind == Kind::Call {
+                let line = c.line(s, i)?;
+                calls.push(call_of(s.raw_line(i), item_of(&line)));
+            } else {
+                calls.push(Vec::new());
             }
-            texts.push(text);
-            searchable.push(search);
-            outputs.push(output);
-            calls.push(if kind == Kind::Call { call_of(s.raw_line(i), item) } else { Vec::new() });
         }
-        let cwd = c.threads[0].cwd.clone().unwrap_or_default();
-        Ok(CodexRows { texts, searchable, outputs, calls, cwd })
+        Ok(CodexRows { s, codex, calls })
+    }
+
+    /// Entry `i`'s line, parsed (`None`: it does not parse, and its row says so).
+    fn line(&self, i: EntryIdx) -> Option<Value> {
+        self.codex.line(self.s, i).ok()
     }
 }
 
@@ -227,15 +220,20 @@ impl Rows for CodexRows<'_> {
     }
 
     fn text(&self, i: EntryIdx, calls: &CallMap, paths: &Paths) -> Text {
-        let Some((id, exit)) = &self.outputs[i.get()] else { return self.texts[i.get()].clone() };
+        let Some(line) = self.line(i) else { return Text::whole("(unreadable line)".into(), Tone::Error) };
+        if self.codex.items[i.get()].kind != Kind::Output {
+            return line_text(self.s, &self.codex, i, &line);
+        }
         // An output's row: its call, and the exit code it reports.
-        let cwd = if self.cwd.is_empty() { paths.cwd } else { &self.cwd };
-        let call = calls.get(id.as_str()).and_then(|c| {
+        let item = item_of(&line);
+        let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default();
+        let cwd = self.codex.thread(i).cwd.as_deref().unwrap_or(paths.cwd);
+        let call = calls.get(id).and_then(|c| {
             let item: Value = serde_json::from_str(c.arguments?.get()).ok()?;
             Some(format_call(&c.name, &call_arguments(&item), cwd))
         });
         let shown = call.unwrap_or_else(|| "[tool result]".to_string());
-        let text = match exit {
+        let text = match exit_code(&output_text(item)) {
             Some(0) | None => shown,
             Some(n) => format!("{shown} (exit {n})"),
         };
@@ -243,9 +241,16 @@ impl Rows for CodexRows<'_> {
     }
 
     fn searchable(&self, i: EntryIdx, label: Option<&str>) -> String {
-        match label {
-            Some(l) => format!("{} {l}", self.searchable[i.get()]),
-            None => self.searchable[i.get()].clone(),
+        let Some(line) = self.line(i) else { return String::new() };
+        let mut out = line_text(self.s, &self.codex, i, &line).to_plain();
+        if self.codex.items[i.get()].kind == Kind::Output {
+            out.push(' ');
+            out.push_str(&output_text(item_of(&line)));
         }
+        if let Some(l) = label {
+            out.push(' ');
+            out.push_str(l);
+        }
+        out
     }
 }

@@ -71,3 +71,30 @@ pub fn entry_usage(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Totals>
     };
     Ok(u.map(|u| totals_of(u, c.model(i))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `leaves --help` states the table; it must be this one.
+    #[test]
+    fn help_states_the_price_table() {
+        use clap::CommandFactory;
+        let mut cmd = crate::cli::Cli::command();
+        let help = cmd.find_subcommand_mut("leaves").expect("a leaves command").render_long_help().to_string();
+        for p in PRICES {
+            let row = format!("{:<20} {} / {} / {}", p.prefix, p.input, p.cached, p.output);
+            assert!(help.contains(&row), "leaves --help lacks {row:?}");
+        }
+    }
+
+    #[test]
+    fn a_response_costs_its_models_price_cached_input_apart() {
+        let u =
+            serde_json::json!({"input_tokens": 1_000_000, "cached_input_tokens": 400_000, "output_tokens": 1_000_000});
+        let t = totals_of(&u, Some("gpt-5-codex"));
+        assert_eq!((t.input, t.cache_read, t.output), (600_000.0, 400_000.0, 1_000_000.0));
+        assert!((t.cost - (0.6 * 1.25 + 0.4 * 0.125 + 10.0)).abs() < 1e-9);
+        assert_eq!(totals_of(&u, Some("mock-model")).cost, 0.0);
+    }
+}
