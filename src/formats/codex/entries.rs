@@ -237,8 +237,8 @@ pub fn type_label(line: &Value) -> String {
 
 /// `user: fix the tests`, `[exec_command: npm test]`: one line about entry `i`.
 pub fn preview(s: &Session, c: &Codex, i: EntryIdx, max: usize) -> String {
-    let text = match c.line(s, i) {
-        Ok(line) => super::rows::line_text(s, c, i, &line).to_plain(),
+    let text = match super::rows::row_text(s, c, i) {
+        Ok(t) => t.to_plain(),
         Err(_) => "(unreadable)".to_string(),
     };
     crate::session::text::one_line(&text, max)

@@ -5,11 +5,12 @@
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::context::item_of;
-use super::entries::{call_arguments, exit_code, output_text, patch_files, type_label};
+use super::entries::{call_arguments, output_text, patch_files, type_label};
 use super::{Codex, Kind};
 use crate::session::entry::EntryIdx;
 use crate::session::format::{RowNeed, Unreadable};
@@ -101,6 +102,145 @@ fn short(id: &str) -> &str {
     id.get(..13).unwrap_or(id)
 }
 
+/// What a row reads of a line, borrowed from it: a row is made for every visible line of a
+/// 100 MB family, and a `Value` of each would cost most of `tree`'s time.
+#[derive(Deserialize)]
+struct RowLine<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    payload: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct RowItem<'a> {
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    summary: Option<Vec<Block<'a>>>,
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+}
+
+impl RowItem<'_> {
+    /// The content's texts, joined by spaces (`[image]` for an image).
+    fn text(&self) -> String {
+        let Some(raw) = self.content else { return String::new() };
+        if let Ok(t) = serde_json::from_str::<Cow<str>>(raw.get()) {
+            return t.into_owned();
+        }
+        let blocks: Vec<Block> = serde_json::from_str(raw.get()).unwrap_or_default();
+        blocks
+            .iter()
+            .filter_map(|b| match b.ty.as_deref() {
+                Some(t) if t.contains("image") => Some("[image]"),
+                _ => b.text.as_deref(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The item of a raw line: its payload (a `response_item`'s, an event's), or the line itself.
+fn row_item(raw: &[u8]) -> Option<RowItem<'_>> {
+    let line: RowLine = serde_json::from_slice(raw).ok()?;
+    match line.payload {
+        Some(p) => serde_json::from_str(p.get()).ok(),
+        None => serde_json::from_slice(raw).ok().filter(|_| line.ty.is_some()),
+    }
+}
+
+/// The exit code an output reports, read from its JSON text (`Process exited with code N`,
+/// `Exit code: N` near its start) without decoding it.
+fn raw_exit_code(output: &RawValue) -> Option<i64> {
+    let head = output.get().get(..output.get().len().min(400)).unwrap_or(output.get());
+    for mark in ["Process exited with code ", "Exit code: "] {
+        if let Some(at) = head.find(mark) {
+            let digits: String =
+                head[at + mark.len()..].chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+            return digits.parse().ok();
+        }
+    }
+    None
+}
+
+/// The row of entry `i`, read from its raw line; lines a row shows only by type, and
+/// calls, from the parsed line.
+pub fn row_text(s: &Session, c: &Codex, i: EntryIdx) -> Result<Text, Unreadable> {
+    let kind = c.items[i.get()].kind;
+    let light = matches!(kind, Kind::Message | Kind::Reasoning)
+        || (matches!(kind, Kind::EventUser | Kind::EventAgent)
+            && s.entries[i].kind == crate::session::EntryType::Message);
+    if light {
+        if let Some(item) = row_item(s.raw_line(i)) {
+            return Ok(light_text(c, i, &item));
+        }
+    }
+    Ok(line_text(s, c, i, &c.line(s, i)?))
+}
+
+fn light_text(c: &Codex, i: EntryIdx, item: &RowItem) -> Text {
+    match c.items[i.get()].kind {
+        Kind::Message => message_text(item.role.as_deref(), &item.text()),
+        Kind::Reasoning => {
+            let summary: Vec<&str> = item.summary.iter().flatten().filter_map(|b| b.text.as_deref()).collect();
+            reasoning_text(&summary)
+        }
+        Kind::EventUser => {
+            Text::new("user: ", Tone::User, one_line(item.message.as_deref().unwrap_or_default()), Tone::Plain)
+        }
+        _ => Text::new(
+            "assistant: ",
+            Tone::Assistant,
+            one_line(item.message.as_deref().unwrap_or_default()),
+            Tone::Plain,
+        ),
+    }
+}
+
+fn message_text(role: Option<&str>, text: &str) -> Text {
+    match role {
+        Some("user") if text.starts_with("<environment_context>") => {
+            Text::whole("[environment_context]".into(), Tone::Dim)
+        }
+        Some("user") => Text::new("user: ", Tone::User, one_line(text), Tone::Plain),
+        Some("assistant") => Text::new("assistant: ", Tone::Assistant, one_line(text), Tone::Plain),
+        role => {
+            let tag = text.trim_start().strip_prefix('<').and_then(|t| t.split(['>', ' ']).next());
+            let label = role.unwrap_or("message");
+            match tag {
+                Some(t) => Text::whole(format!("[{label}: <{t}>]"), Tone::Dim),
+                None => Text::whole(format!("[{label}]"), Tone::Dim),
+            }
+        }
+    }
+}
+
+fn reasoning_text(summary: &[&str]) -> Text {
+    let body = if summary.is_empty() { "(thinking)".to_string() } else { one_line(&summary.join(" ")) };
+    Text::new("assistant: ", Tone::Assistant, body, Tone::Muted)
+}
+
 /// The row of entry `i`, whose line is `line`.
 pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
     let th = c.thread(i);
@@ -115,24 +255,7 @@ pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
             };
             Text::whole(format!("[{what}: {}]", th.file_name()), Tone::Summary)
         }
-        Kind::Message => {
-            let text = content_text(item.get("content"));
-            match item.get("role").and_then(Value::as_str) {
-                Some("user") if text.starts_with("<environment_context>") => {
-                    Text::whole("[environment_context]".into(), Tone::Dim)
-                }
-                Some("user") => Text::new("user: ", Tone::User, one_line(&text), Tone::Plain),
-                Some("assistant") => Text::new("assistant: ", Tone::Assistant, one_line(&text), Tone::Plain),
-                role => {
-                    let tag = text.trim_start().strip_prefix('<').and_then(|t| t.split(['>', ' ']).next());
-                    let label = role.unwrap_or("message");
-                    match tag {
-                        Some(t) => Text::whole(format!("[{label}: <{t}>]"), Tone::Dim),
-                        None => Text::whole(format!("[{label}]"), Tone::Dim),
-                    }
-                }
-            }
-        }
+        Kind::Message => message_text(item.get("role").and_then(Value::as_str), &content_text(item.get("content"))),
         Kind::Reasoning => {
             let summary: Vec<&str> = item
                 .get("summary")
@@ -141,8 +264,7 @@ pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
                 .flatten()
                 .filter_map(|s| s.get("text").and_then(Value::as_str))
                 .collect();
-            let body = if summary.is_empty() { "(thinking)".to_string() } else { one_line(&summary.join(" ")) };
-            Text::new("assistant: ", Tone::Assistant, body, Tone::Muted)
+            reasoning_text(&summary)
         }
         Kind::Call => {
             let name = item.get("name").and_then(Value::as_str).or_else(|| item.get("type").and_then(Value::as_str));
@@ -172,8 +294,7 @@ impl<'s> CodexRows<'s> {
         let mut calls = Vec::with_capacity(s.entries.len());
         for i in s.entries.indices() {
             if c.items[i.get()].kind == Kind::Call {
-                let line = c.line(s, i)?;
-                calls.push(call_of(s.raw_line(i), item_of(&line)));
+                calls.push(call_of(s.raw_line(i)));
             } else {
                 calls.push(Vec::new());
             }
@@ -187,23 +308,22 @@ impl<'s> CodexRows<'s> {
     }
 }
 
-/// The call a call's line makes. Its `arguments` are the item's JSON as written (the row
-/// of its output reads the name and arguments from it).
-fn call_of<'s>(raw: &'s [u8], item: &Value) -> Vec<ToolCall<'s>> {
-    #[derive(serde::Deserialize)]
-    struct Wrapped<'a> {
-        #[serde(borrow)]
-        payload: Option<&'a RawValue>,
-    }
-    let whole: Option<&RawValue> = serde_json::from_slice(raw).ok();
-    let payload = serde_json::from_slice::<Wrapped>(raw).ok().and_then(|w| w.payload).or(whole);
-    let id = item.get("call_id").or_else(|| item.get("id")).and_then(Value::as_str).unwrap_or_default();
-    let name = item.get("name").and_then(Value::as_str).or_else(|| item.get("type").and_then(Value::as_str));
-    vec![ToolCall {
-        id: Cow::Owned(id.to_string()),
-        name: Cow::Owned(name.unwrap_or("?").to_string()),
-        arguments: payload,
-    }]
+/// The call a call's line makes, read from the line without parsing it whole. Its
+/// `arguments` are the item's JSON as written (the output's row reads name and arguments
+/// from it when it is drawn).
+fn call_of(raw: &[u8]) -> Vec<ToolCall<'_>> {
+    let Ok(line) = serde_json::from_slice::<RowLine>(raw) else { return Vec::new() };
+    let payload = match line.payload {
+        Some(p) => p,
+        None => match serde_json::from_slice::<&RawValue>(raw) {
+            Ok(p) => p,
+            Err(_) => return Vec::new(),
+        },
+    };
+    let Ok(item) = serde_json::from_str::<RowItem>(payload.get()) else { return Vec::new() };
+    let id = item.call_id.or(item.id).unwrap_or_default();
+    let name = item.name.or(item.ty).unwrap_or(Cow::Borrowed("?"));
+    vec![ToolCall { id: Cow::Owned(id.into_owned()), name: Cow::Owned(name.into_owned()), arguments: Some(payload) }]
 }
 
 impl Rows for CodexRows<'_> {
@@ -220,20 +340,22 @@ impl Rows for CodexRows<'_> {
     }
 
     fn text(&self, i: EntryIdx, calls: &CallMap, paths: &Paths) -> Text {
-        let Some(line) = self.line(i) else { return Text::whole("(unreadable line)".into(), Tone::Error) };
         if self.codex.items[i.get()].kind != Kind::Output {
-            return line_text(self.s, &self.codex, i, &line);
+            return row_text(self.s, &self.codex, i)
+                .unwrap_or_else(|_| Text::whole("(unreadable line)".into(), Tone::Error));
         }
         // An output's row: its call, and the exit code it reports.
-        let item = item_of(&line);
-        let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default();
+        let Some(item) = row_item(self.s.raw_line(i)) else {
+            return Text::whole("(unreadable line)".into(), Tone::Error);
+        };
+        let id = item.call_id.as_deref().unwrap_or_default();
         let cwd = self.codex.thread(i).cwd.as_deref().unwrap_or(paths.cwd);
         let call = calls.get(id).and_then(|c| {
             let item: Value = serde_json::from_str(c.arguments?.get()).ok()?;
             Some(format_call(&c.name, &call_arguments(&item), cwd))
         });
         let shown = call.unwrap_or_else(|| "[tool result]".to_string());
-        let text = match exit_code(&output_text(item)) {
+        let text = match item.output.and_then(raw_exit_code) {
             Some(0) | None => shown,
             Some(n) => format!("{shown} (exit {n})"),
         };
