@@ -63,6 +63,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("codex::thread_id_found_in_codex_home", found_by_id),
         Trial::test("codex::forks_resumed_by_the_client", forks_resumed),
         Trial::test("codex::converts_as_pi_reads", converts_as_pi_reads),
+        Trial::test("codex::diff_of_two_fix_forks", diff_of_two_fix_forks),
         Trial::test("codex::older_rollouts_load", older_rollouts),
         Trial::test("codex::other_formats_give_the_same_conversation", other_formats),
     ]);
@@ -528,4 +529,55 @@ fn converts_as_pi_reads() -> TestResult {
         n += 1;
     }
     check(n >= 5, || format!("only {n} conversions"))
+}
+
+/// `05-two-fixes`: two forks of one thread (MANIFEST: fix A leaves `npm test` failing, fix B
+/// makes it pass). Read from the source thread, its two tips are the forks' ends; diff
+/// aligns them where both forked (the source's last line before ordinal 19) and reports the
+/// exit codes, the patched file and the tokens of each side.
+fn diff_of_two_fix_forks() -> TestResult {
+    let family = "05-two-fixes";
+    let s = rollout(family, &thread_of(family, "01a238f7-8446"));
+    let f = s.to_str().unwrap();
+    let leaves = stdout_json(&run(&["leaves", f, "--format", "json"]))?;
+    let tip = |short: &str| -> Result<String, libtest_mimic::Failed> {
+        let tail = thread_of(family, short).rsplit('-').next().unwrap().to_string();
+        leaves["leaves"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l["id"].as_str())
+            .find(|id| id.starts_with(&tail))
+            .map(str::to_string)
+            .ok_or_else(|| format!("no tip of {short}: {leaves}").into())
+    };
+    let (a, b) = (tip("01a238f7-8605")?, tip("01a238f7-87ec")?);
+    let doc = stdout_json_any(&run(&["diff", f, &a, &b, "--format", "json"]))?;
+    let fork_point = format!("{}:18", thread_of(family, "01a238f7-8446").rsplit('-').next().unwrap());
+    check(doc["commonAncestor"]["id"] == fork_point.as_str(), || format!("fork point {}", doc["commonAncestor"]))?;
+    let last_test = |side: &str| -> Option<i64> {
+        doc["summary"][side]["commands"]
+            .as_array()?
+            .iter()
+            .find(|c| c["isTest"] == true)
+            .and_then(|c| c["last"]["exitCode"].as_i64())
+    };
+    check((last_test("a"), last_test("b")) == (Some(1), Some(0)), || {
+        format!("npm test: {:?} / {:?}", last_test("a"), last_test("b"))
+    })?;
+    for side in ["a", "b"] {
+        let sum = &doc["summary"][side];
+        check(sum["filesModified"] == serde_json::json!(["src/todo.js"]), || {
+            format!("{side}: {}", sum["filesModified"])
+        })?;
+        check(sum["usage"]["input"].as_f64().is_some_and(|t| t > 0.0), || format!("{side}: no tokens"))?;
+    }
+    let text = stdout(&run(&["diff", f, &a, &b]));
+    check(text.contains("pass on B only"), || text.clone())
+}
+
+/// A command's JSON whatever its exit status (`diff` exits 1 when the sides differ).
+fn stdout_json_any(out: &std::process::Output) -> Result<Value, libtest_mimic::Failed> {
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)).into())
 }
