@@ -289,7 +289,9 @@ fn head(session: &Session, i: EntryIdx, entry: &Value) -> EntryHead {
     let mut rows: Vec<(String, String)> = Vec::new();
     let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
     let parent = match (session.parent_id(i), session.parent(i)) {
-        (None, _) => "none (a root)".to_string(),
+        // A format whose lines name no parent (Codex: the line before is the parent).
+        (None, Some(p)) => format!("{}  ({})", session.display_id(p), describe(session, p)),
+        (None, None) => "none (a root)".to_string(),
         (Some(pid), Some(p)) => format!("{pid}  ({})", describe(session, p)),
         (Some(pid), None) if Some(pid) == session.id(i) => format!("{pid} (itself; a root, as in pi's tree)"),
         (Some(pid), None) if session.get_id(pid).is_some() => format!("{pid} (a parent cycle is cut here: a root)"),

@@ -215,13 +215,13 @@ fn scan_fast(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Option<Scan
         "response_item" => item_kind(pty?, p.and_then(|(_, r, _)| r)),
         _ => return None,
     };
-    let id = if ty == "response_item" {
-        p.and_then(|(_, _, id)| id).filter(|s| !s.is_empty()).map(str::to_string)
-    } else {
-        None
-    };
+    let mut meta = EntryMeta::new(start, raw.len(), line, etype, role);
+    // A response item's id, where it is in the line (no copy: most lines have one).
+    if let Some(id) = p.and_then(|(_, _, id)| id).filter(|s| ty == "response_item" && !s.is_empty()) {
+        meta.id = StrRef::in_line(id, id.as_ptr() as usize - raw.as_ptr() as usize);
+    }
     let item = Item { thread, ordinal, kind, model: 0, counted: false };
-    Some(Scanned { meta: EntryMeta::new(start, raw.len(), line, etype, role), item, id })
+    Some(Scanned { meta, item, id: None })
 }
 
 fn scan_line(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Result<Scanned, String> {
@@ -440,9 +440,10 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
                 // Lines without an id of their own (events, states, a reasoning item of an
                 // old version) are named by their thread and ordinal, which is unique in a
                 // family: `9cac33b1d38d:29`.
-                let id = id.unwrap_or_else(|| synthetic_id(tid, it.ordinal, own));
-                m.id = StrRef::owned(owned.len());
-                owned.push(id);
+                if m.id.is_none() {
+                    m.id = StrRef::owned(owned.len());
+                    owned.push(id.unwrap_or_else(|| synthetic_id(tid, it.ordinal, own)));
+                }
                 entries.push(m);
                 items.push(it);
             }
@@ -557,13 +558,12 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
 }
 
 /// Each line under the one before it in its file; a fork's first line under its parent's
-/// last line before the fork point. Lines name no parent: the parent's id is recorded as
-/// each line's `parentId` for the index.
+/// last line before the fork point. Lines name no parent: the index gets the parents
+/// themselves (and no `parentId`).
 fn link(threads: &[Thread], items: &[Item], entries: &mut [EntryMeta], diags: &mut Vec<Diagnostic>) {
     for (t, th) in threads.iter().enumerate() {
         for k in th.entries.clone().skip(1) {
             entries[k].set_parent(Some(EntryIdx::new(k - 1)));
-            entries[k].parent_id = entries[k - 1].id;
         }
         let Some(base) = &th.base else { continue };
         if th.entries.is_empty() {
@@ -572,7 +572,6 @@ fn link(threads: &[Thread], items: &[Item], entries: &mut [EntryMeta], diags: &m
         match super::fork_point(threads, items, &base.thread, base.end_ordinal, 0) {
             Some(p) => {
                 entries[th.entries.start].set_parent(Some(p));
-                entries[th.entries.start].parent_id = entries[p.get()].id;
             }
             None => {
                 let parent_there = threads.iter().any(|o| o.id.as_deref() == Some(base.thread.as_str()));
