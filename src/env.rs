@@ -30,6 +30,12 @@ pub struct Env {
     /// `$CODEX_HOME`, else `~/.codex`: Codex CLI's store (`sessions/YYYY/MM/DD/`,
     /// `archived_sessions/`).
     pub codex_home: Option<PathBuf>,
+    /// oh-my-pi's folders that hold `sessions/`, `archive/sessions/` and `blobs/`: the
+    /// agent folder (`~/.omp/agent`; `~/.omp/profiles/$OMP_PROFILE/agent` for a profile,
+    /// `$PI_PROFILE` when `OMP_PROFILE` is unset; `$PI_CODING_AGENT_DIR` overrides the
+    /// default profile's), and `$XDG_DATA_HOME/omp` (`…/omp/profiles/<name>`) when it
+    /// exists, which omp uses once its data was moved there.
+    pub omp_dirs: Vec<PathBuf>,
 }
 
 impl Env {
@@ -67,7 +73,49 @@ impl Env {
             Some(d) => Some(expand_tilde(&d, env.home.as_deref())),
             None => env.home.as_ref().map(|h| h.join(".codex")),
         };
+        env.omp_dirs = env.omp_roots();
         env
+    }
+
+    /// See [`Env::omp_dirs`] (omp's `DirResolver`, pi-utils/src/dirs.ts).
+    fn omp_roots(&self) -> Vec<PathBuf> {
+        // An OMP_PROFILE that is set, even empty, decides; PI_PROFILE is the fallback.
+        let profile = match self.vars.get("OMP_PROFILE") {
+            Some(p) => p.to_str().map(str::trim).unwrap_or_default().to_string(),
+            None => self.var("PI_PROFILE").map(|p| p.trim().to_string()).unwrap_or_default(),
+        };
+        let profile = Some(profile).filter(|p| !p.is_empty());
+        let mut dirs = Vec::new();
+        let Some(home) = &self.home else { return dirs };
+        let root = home.join(".omp");
+        match &profile {
+            Some(p) => dirs.push(root.join("profiles").join(p).join("agent")),
+            None => dirs.push(match self.var("PI_CODING_AGENT_DIR") {
+                Some(d) => expand_tilde(&d, Some(home)),
+                None => root.join("agent"),
+            }),
+        }
+        if let Some(xdg) = self.var("XDG_DATA_HOME") {
+            let app = PathBuf::from(xdg).join("omp");
+            let app = match &profile {
+                Some(p) => app.join("profiles").join(p),
+                None => app,
+            };
+            if app.is_dir() {
+                dirs.push(app);
+            }
+        }
+        dirs
+    }
+
+    /// oh-my-pi's session buckets (`sessions/<bucket>/`) and archive buckets
+    /// (`archive/sessions/<bucket>/`, where `omp gc` puts gzipped sessions), sorted.
+    pub fn omp_session_dirs(&self) -> Vec<PathBuf> {
+        let roots: Vec<PathBuf> = self.omp_dirs.iter().map(|d| d.join("sessions")).collect();
+        let archives: Vec<PathBuf> = self.omp_dirs.iter().map(|d| d.join("archive").join("sessions")).collect();
+        let mut dirs = subfolders(&roots);
+        dirs.extend(subfolders(&archives));
+        dirs
     }
 
     /// Codex CLI's folders of rollouts: each day's folder under `sessions/`, and
@@ -90,10 +138,12 @@ impl Env {
     }
 
     /// Every agent's folders of sessions, where a session id is looked up: `--session-dir`
-    /// alone when given, else pi's (see [`Env::pi_session_dirs`]), Claude Code's and Codex's.
+    /// alone when given, else pi's (see [`Env::pi_session_dirs`]), oh-my-pi's, Claude Code's
+    /// and Codex's.
     pub fn session_dirs(&self, session_dir: Option<&Path>) -> Vec<PathBuf> {
         let mut dirs = self.pi_session_dirs(session_dir);
         if session_dir.is_none() {
+            dirs.extend(self.omp_session_dirs());
             dirs.extend(self.claude_session_dirs());
             dirs.extend(self.codex_session_dirs());
         }

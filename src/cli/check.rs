@@ -58,8 +58,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         }
         let path = Path::new(arg);
         if path.is_dir() {
-            let walk = walk_sessions(path);
-            if walk.files.is_empty() && walk.skipped.is_empty() {
+            let walk = walk_sessions(path, ctx.formats);
+            if walk.files.is_empty() && walk.skipped.is_empty() && walk.not_sessions.is_empty() {
                 let _ = writeln!(err, "pisces: note: {} holds no session files (*.jsonl)", sanitize(arg));
             }
             if !walk.skipped.is_empty() {
@@ -74,6 +74,22 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
                 );
                 if args.verbose {
                     for (p, what) in &walk.skipped {
+                        let _ = writeln!(err, "  {} ({what})", sanitize(&p.display().to_string()));
+                    }
+                }
+            }
+            if !walk.not_sessions.is_empty() {
+                let n = walk.not_sessions.len();
+                let _ = writeln!(
+                    err,
+                    "pisces: note: skipped {n} file{} in {} that {} not a session{}",
+                    if n == 1 { "" } else { "s" },
+                    sanitize(arg),
+                    if n == 1 { "is" } else { "are" },
+                    if args.verbose { ":" } else { " (-v lists them)" }
+                );
+                if args.verbose {
+                    for (p, what) in &walk.not_sessions {
                         let _ = writeln!(err, "  {} ({what})", sanitize(&p.display().to_string()));
                     }
                 }

@@ -5,6 +5,8 @@
 
 pub mod claude;
 pub mod codex;
+pub mod events;
+pub mod omp;
 pub mod pi;
 
 #[cfg(test)]
@@ -13,7 +15,7 @@ mod chatlog;
 use crate::session::format::Format;
 
 /// Every format, in the order detection prefers them when two fit equally well.
-pub static ALL: &[&dyn Format] = &[&pi::PI, &claude::CLAUDE, &codex::CODEX];
+pub static ALL: &[&dyn Format] = &[&pi::PI, &omp::OMP, &claude::CLAUDE, &codex::CODEX, &events::EVENTS];
 
 /// Every format (see [`ALL`]).
 pub fn all() -> &'static [&'static dyn Format] {

@@ -149,10 +149,15 @@ fn describe(p: Problem, severity: Severity) -> (Level, &'static str, &'static st
             "invalid-utf8",
             "pi reads the line with U+FFFD in place of the bad bytes; re-encode the file as UTF-8 to keep the original text",
         ),
+        MissingBlob => (
+            "missing-blob",
+            "omp sends the reference in place of the image; copy the blob back into the store's blobs/ folder",
+        ),
     };
     let level = match (p, severity) {
         (
-            BlankLines | Crlf | NoFinalNewline | SecondHeader | UnknownType | UnknownRole | NotObject | InvalidUtf8,
+            BlankLines | Crlf | NoFinalNewline | SecondHeader | UnknownType | UnknownRole | NotObject | InvalidUtf8
+            | MissingBlob,
             _,
         ) => Level::Warning,
         (_, Severity::Note) => Level::Info,

@@ -42,6 +42,9 @@ pub enum Fit {
     Maybe,
     /// Its own marks are there (pi: a `session` header with a string id first).
     Yes,
+    /// Marks that only this format writes, on top of another's (oh-my-pi's title slot
+    /// before a pi header): it wins over a format that only says `Yes`.
+    Own,
 }
 
 /// How many bytes of a file sniffing looks at.
@@ -72,6 +75,13 @@ pub trait Format: Sync {
     /// formats: none (a session is one file).
     fn companions(&self, _source: &Source) -> Vec<Companion> {
         Vec::new()
+    }
+
+    /// Whether the files this format claims are sessions. A format that recognises a file
+    /// only to refuse it (an event log that starts like a pi session) says no, and
+    /// commands that walk a store skip such files with a note.
+    fn is_session(&self) -> bool {
+        true
     }
 }
 
@@ -259,7 +269,11 @@ impl std::error::Error for Unsupported {}
 
 /// The format of `source`, among `formats`: the surest fit, the first of equals.
 pub fn detect(source: &Source, formats: &[&'static dyn Format]) -> Option<&'static dyn Format> {
-    let bytes = source.bytes();
+    detect_bytes(source.bytes(), formats)
+}
+
+/// [`detect`] on a file's first bytes.
+pub fn detect_bytes(bytes: &[u8], formats: &[&'static dyn Format]) -> Option<&'static dyn Format> {
     let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
     let mut best: Option<(Fit, &'static dyn Format)> = None;
     for &f in formats {

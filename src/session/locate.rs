@@ -48,7 +48,10 @@ pub fn locate(arg: &str, dirs: impl FnOnce() -> Vec<PathBuf>) -> Result<SessionA
         let mut files: Vec<PathBuf> = read
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.metadata().is_ok_and(|m| m.is_file()))
+            .filter(|p| {
+                let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+                (name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")) && p.metadata().is_ok_and(|m| m.is_file())
+            })
             .collect();
         files.sort();
         for path in files {
@@ -120,11 +123,14 @@ pub struct Walk {
     /// `*.jsonl` names that are not regular files (a FIFO would block a read, a device
     /// never ends), with what they are.
     pub skipped: Vec<(PathBuf, &'static str)>,
+    /// Files a format recognises as not sessions (event logs that start like one), with
+    /// what they are.
+    pub not_sessions: Vec<(PathBuf, &'static str)>,
 }
 
 /// Every `*.jsonl` below `dir`. Links to directories are not followed (a link back to an
 /// ancestor would never end).
-pub fn walk_sessions(dir: &Path) -> Walk {
+pub fn walk_sessions(dir: &Path, formats: &[&'static dyn super::format::Format]) -> Walk {
     let mut walk = Walk::default();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -136,7 +142,9 @@ pub fn walk_sessions(dir: &Path) -> Walk {
                 stack.push(p);
                 continue;
             }
-            if p.extension().is_none_or(|x| x != "jsonl") {
+            let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            // `.jsonl.gz`: oh-my-pi's archived sessions.
+            if !(name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")) {
                 continue;
             }
             match p.metadata() {
@@ -147,9 +155,27 @@ pub fn walk_sessions(dir: &Path) -> Walk {
             }
         }
     }
+    walk.files.retain(|p| match not_a_session(p, formats) {
+        Some(what) => {
+            walk.not_sessions.push((p.clone(), what));
+            false
+        }
+        None => true,
+    });
     walk.files.sort();
     walk.skipped.sort();
+    walk.not_sessions.sort();
     walk
+}
+
+/// What the file at `p` is when a format recognises it as not a session (from its head;
+/// a compressed file is not looked into here).
+fn not_a_session(p: &Path, formats: &[&'static dyn super::format::Format]) -> Option<&'static str> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(super::format::SNIFF_BYTES);
+    std::fs::File::open(p).ok()?.take(super::format::SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
+    let f = super::format::detect_bytes(&head, formats)?;
+    (!f.is_session()).then(|| f.info().agent)
 }
 
 #[cfg(unix)]
@@ -183,6 +209,10 @@ pub fn header_id(path: &Path) -> Option<String> {
             return Some(tail.to_string());
         }
     }
+    // oh-my-pi's archive: `<time>_<session id>.jsonl.gz`, gzipped (named by its header's id).
+    if let Some(stem) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".jsonl.gz")) {
+        return stem.rsplit_once('_').map(|(_, id)| id.to_string());
+    }
     let mut buf = Vec::new();
     File::open(path).ok()?.take(1 << 20).read_to_end(&mut buf).ok()?;
     for line in buf.split(|&b| b == b'\n') {
@@ -198,7 +228,8 @@ pub fn header_id(path: &Path) -> Option<String> {
         if v.get("sessionId").is_some_and(Value::is_string) {
             return path.file_stem().and_then(|s| s.to_str()).map(str::to_string);
         }
-        if v.get("type").and_then(Value::as_str) == Some("summary") {
+        // oh-my-pi's title slot comes before its header.
+        if matches!(v.get("type").and_then(Value::as_str), Some("summary" | "title")) {
             continue;
         }
         // An older Codex rollout named otherwise: its `session_meta`'s id.

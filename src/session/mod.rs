@@ -59,6 +59,9 @@ pub enum Problem {
     Cycle,
     Unreadable,
     InvalidUtf8,
+    /// An image a session refers to by its hash is not in the agent's blob store
+    /// (oh-my-pi).
+    MissingBlob,
 }
 
 /// One finding about a session file, tied to a line where there is one.

@@ -70,6 +70,9 @@ pub struct Source {
     /// need them, such as `fork`'s `parentSession`).
     pub path: Option<PathBuf>,
     bytes: Bytes,
+    /// The file was compressed (`gzip`: oh-my-pi's archived sessions; `zstd`), and these
+    /// are its decompressed bytes.
+    compression: Option<&'static str>,
 }
 
 /// What a file looked like when it was opened, to tell afterwards whether it changed.
@@ -84,6 +87,29 @@ impl Stamp {
         let meta = file.metadata()?;
         Ok(Stamp { len: meta.len(), modified: meta.modified().ok() })
     }
+}
+
+/// The bytes of a compressed file decompressed, streamed from the mapping into memory
+/// (the file is recognised by its magic number, not its name); others as they are.
+fn decompressed(bytes: Bytes) -> std::io::Result<(Bytes, Option<&'static str>)> {
+    let data = match &bytes {
+        Bytes::Mapped(m) => m.bytes(),
+        Bytes::Owned(v) => v.as_slice(),
+        Bytes::Joined(_) => return Ok((bytes, None)),
+    };
+    let mut out = Vec::new();
+    let kind = if data.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(data).read_to_end(&mut out)?;
+        "gzip"
+    } else if data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        let mut d = ruzstd::decoding::StreamingDecoder::new(data)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("zstd: {e}")))?;
+        d.read_to_end(&mut out)?;
+        "zstd"
+    } else {
+        return Ok((bytes, None));
+    };
+    Ok((Bytes::Owned(out), Some(kind)))
 }
 
 impl Source {
@@ -106,7 +132,13 @@ impl Source {
             // Pipes, /dev/stdin, /proc files report a size of 0: read them.
             Bytes::Owned(read_all(file).map_err(io)?)
         };
-        Ok(Source { name: path.display().to_string(), path: Some(path.to_path_buf()), bytes })
+        let (bytes, compression) = decompressed(bytes).map_err(io)?;
+        Ok(Source { name: path.display().to_string(), path: Some(path.to_path_buf()), bytes, compression })
+    }
+
+    /// `gzip` or `zstd` when the file was compressed (see [`Source::open`]).
+    pub fn compression(&self) -> Option<&'static str> {
+        self.compression
     }
 
     /// Reads all of standard input.
@@ -116,12 +148,14 @@ impl Source {
             .lock()
             .read_to_end(&mut buf)
             .map_err(|source| LoadError::Io { name: "<stdin>".into(), source })?;
-        Ok(Source::from_bytes("<stdin>", buf))
+        let (bytes, compression) =
+            decompressed(Bytes::Owned(buf)).map_err(|source| LoadError::Io { name: "<stdin>".into(), source })?;
+        Ok(Source { name: "<stdin>".into(), path: None, bytes, compression })
     }
 
     /// A session held in memory (tests, and callers that already have the bytes).
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Source {
-        Source { name: name.to_string(), path: None, bytes: Bytes::Owned(bytes) }
+        Source { name: name.to_string(), path: None, bytes: Bytes::Owned(bytes), compression: None }
     }
 
     pub fn bytes(&self) -> &[u8] {
@@ -168,7 +202,12 @@ impl Source {
                 let name = self.name.clone();
                 let path = self.path.clone();
                 return (
-                    Source { name, path, bytes: Bytes::Joined(Joined { bytes: JoinedBytes::Mapped(region), parts }) },
+                    Source {
+                        name,
+                        path,
+                        bytes: Bytes::Joined(Joined { bytes: JoinedBytes::Mapped(region), parts }),
+                        compression: None,
+                    },
                     failed,
                 );
             }
@@ -196,7 +235,15 @@ impl Source {
         let parts = parts_of(kept, ranges);
         let name = self.name.clone();
         let path = self.path.clone();
-        (Source { name, path, bytes: Bytes::Joined(Joined { bytes: JoinedBytes::Read(buf), parts }) }, failed)
+        (
+            Source {
+                name,
+                path,
+                bytes: Bytes::Joined(Joined { bytes: JoinedBytes::Read(buf), parts }),
+                compression: None,
+            },
+            failed,
+        )
     }
 
     /// The files this source's bytes come from, in order (one, unless it was joined).

@@ -22,14 +22,52 @@ use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
 /// At most this many malformed lines are listed one by one; the rest are counted.
 const MAX_LISTED: usize = 20;
 
+/// What differs between pi and an agent that writes pi's format with additions of its own
+/// (oh-my-pi): the loader is the same, these are its parameters.
+pub(crate) struct Flavor {
+    /// The format's name in errors.
+    pub format: &'static str,
+    /// The number of lines before the header that the agent strips before it parses
+    /// (oh-my-pi's title slot: 1), for this file.
+    pub prelude: u32,
+    /// Entry types the agent writes beyond pi's: not reported as unknown.
+    pub known_type: fn(&str) -> bool,
+    /// What the agent does with a file that is not a session.
+    pub not_a_session: &'static str,
+}
+
+/// pi itself.
+const PI_FLAVOR: Flavor = Flavor { format: "pi", prelude: 0, known_type: |_| false, not_a_session: NOT_A_SESSION };
+
 /// Reads and indexes a pi session, treating the lines in `exclude` as malformed.
 pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
+    let mut session = load_as(source, exclude, &PI_FLAVOR, |pi| Box::new(pi))?;
+    session.title = name_of_session(&session);
+    Ok(session)
+}
+
+/// Reads and indexes a session in pi's format or a flavor of it; `dialect` makes the
+/// session's dialect from what pi's reading found. Labels are resolved; the title is
+/// the caller's to set.
+pub(crate) fn load_as<'a>(
+    source: &'a Source,
+    exclude: &BTreeSet<LineNo>,
+    flavor: &Flavor,
+    dialect: impl FnOnce(Pi) -> Box<dyn crate::session::format::Dialect + 'a>,
+) -> Result<Session<'a>, LoadError> {
     let data = source.bytes();
     let name = source.name.clone();
     if data.is_empty() {
         return Err(LoadError::Empty { name });
     }
-    let Scan { entries, owned, events, crlf, lines } = scan(data, exclude);
+    let not_a_session = |name: &str, line: LineNo, reason: String| LoadError::NotASession {
+        name: name.to_string(),
+        line: Some(line),
+        format: flavor.format,
+        reason,
+        hint: Some(flavor.not_a_session),
+    };
+    let Scan { entries, owned, events, crlf, lines } = scan(data, exclude, flavor.prelude);
 
     // The first parsed line must be the header (pi: `entries[0].type === "session"`
     // with a string id); a first line pi keeps that is anything else is fatal.
@@ -102,6 +140,8 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
                     format!("`{text}` is JSON but not an object; kept as an entry without type or id, as pi keeps it"),
                 ));
             }
+            Event::Prelude => {}
+            Event::UnknownType(ty) if (flavor.known_type)(&ty) => {}
             Event::UnknownType(ty) => {
                 unknown_types += 1;
                 if unknown_types <= MAX_LISTED {
@@ -161,7 +201,10 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
             return Err(not_a_session(
                 &name,
                 first.line,
-                format!("the first entry has {what}, but a pi session starts with a `session` header{before}"),
+                format!(
+                    "the first entry has {what}, but a {} session starts with a `session` header{before}",
+                    flavor.format
+                ),
             ));
         }
         let reason = if malformed + blank.len() == 0 {
@@ -171,7 +214,13 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
         } else {
             "no line is a valid session header".to_string()
         };
-        return Err(LoadError::NotASession { name, line: None, format: "pi", reason, hint: Some(NOT_A_SESSION) });
+        return Err(LoadError::NotASession {
+            name,
+            line: None,
+            format: flavor.format,
+            reason,
+            hint: Some(flavor.not_a_session),
+        });
     };
     if malformed > MAX_LISTED {
         diags.push(Diagnostic {
@@ -254,12 +303,11 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
         entries,
         owned,
         diagnostics: diags,
-        dialect: Box::new(pi),
+        dialect: dialect(pi),
         synthetic_ids: migrate_v1,
     };
     let mut session = Session::build(parts, ChildOrder::Time(line_time));
     resolve_labels(&mut session);
-    session.title = name_of_session(&session);
     Ok(session)
 }
 
@@ -400,7 +448,3 @@ fn plural(n: usize) -> &'static str {
 /// What pi does with a file that is not a session.
 const NOT_A_SESSION: &str =
     "pi 1.6 refuses to open it too; pi 0.73 would have overwritten it. pisces left it unchanged.";
-
-fn not_a_session(name: &str, line: LineNo, reason: String) -> LoadError {
-    LoadError::NotASession { name: name.to_string(), line: Some(line), format: "pi", reason, hint: Some(NOT_A_SESSION) }
-}

@@ -10,7 +10,7 @@ pub mod context;
 pub mod convert;
 pub mod entries;
 pub mod fork;
-mod load;
+pub(crate) mod load;
 pub mod preview;
 pub mod rows;
 pub mod scan;
@@ -91,6 +91,22 @@ pub struct Pi {
     /// Positions of `session` lines in pi's parsed-entry list (version-1
     /// `firstKeptEntryIndex`).
     header_ordinals: Vec<u32>,
+}
+
+/// What a format that is pi's with additions (oh-my-pi) reuses of pi's reading.
+impl Pi {
+    /// Entry `i` whole, pi's migrations applied.
+    pub(crate) fn parse_entry(&self, s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
+        load::parse(self, s, i)
+    }
+
+    pub(crate) fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
+        load::line_time(s.raw_line(i))
+    }
+
+    pub(crate) fn findings(&self, s: &Session) -> Vec<crate::session::check::Finding> {
+        check::findings(self, s)
+    }
 }
 
 impl Dialect for Pi {

@@ -39,6 +39,9 @@ pub(crate) enum Event {
     Unreadable(String),
     /// Bytes that are not UTF-8 (read as U+FFFD, as Node decodes them).
     InvalidUtf8,
+    /// A line before the header that the agent strips before it parses the rest (oh-my-pi's
+    /// title slot).
+    Prelude,
 }
 
 /// Every line of a file, scanned.
@@ -59,18 +62,19 @@ pub(crate) struct Scan {
 const PARALLEL_MIN: usize = 4 << 20;
 
 /// Scans every line of `data`, on two threads for large files (each half starts at a
-/// line boundary; line numbers are fixed up when the halves are joined).
-pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>) -> Scan {
+/// line boundary; line numbers are fixed up when the halves are joined). The first
+/// `prelude` lines are not read ([`Event::Prelude`]).
+pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>, prelude: u32) -> Scan {
     let mid = data.len() / 2;
     let split = if data.len() >= PARALLEL_MIN && bad_lines.is_empty() {
         memchr::memchr(b'\n', &data[mid..]).map(|i| mid + i + 1).filter(|&s| s < data.len())
     } else {
         None
     };
-    let Some(split) = split else { return scan_range(data, 0..data.len(), bad_lines) };
+    let Some(split) = split else { return scan_range(data, 0..data.len(), bad_lines, prelude) };
     let (mut first, second) = std::thread::scope(|t| {
-        let second = t.spawn(|| scan_range(data, split..data.len(), bad_lines));
-        let first = scan_range(data, 0..split, bad_lines);
+        let second = t.spawn(|| scan_range(data, split..data.len(), bad_lines, 0));
+        let first = scan_range(data, 0..split, bad_lines, prelude);
         (first, second.join().expect("scanner thread panicked"))
     });
     let offset = first.lines.get();
@@ -94,7 +98,7 @@ pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>) -> Scan {
     first
 }
 
-fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>) -> Scan {
+fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, prelude: u32) -> Scan {
     let chunk = &data[range.clone()];
     let mut out = Scan {
         entries: Vec::with_capacity(estimate_lines(chunk)),
@@ -112,6 +116,10 @@ fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>) ->
         line = LineNo(line.get() + 1);
         let span = range.start + start..range.start + end;
         start = end + 1;
+        if line.get() <= prelude {
+            out.events.push((line, Event::Prelude));
+            continue;
+        }
         let bytes = &data[span.clone()];
         if bytes.last() == Some(&b'\r') {
             out.crlf.push(line);
