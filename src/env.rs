@@ -36,6 +36,9 @@ pub struct Env {
     /// default profile's), and `$XDG_DATA_HOME/omp` (`…/omp/profiles/<name>`) when it
     /// exists, which omp uses once its data was moved there.
     pub omp_dirs: Vec<PathBuf>,
+    /// OpenClaw's state folders (`$OPENCLAW_STATE_DIR`, else `~/.openclaw`), whose
+    /// `agents/<agent>/agent/openclaw-agent.sqlite` hold its transcripts.
+    pub openclaw_states: Vec<PathBuf>,
 }
 
 impl Env {
@@ -74,6 +77,10 @@ impl Env {
             None => env.home.as_ref().map(|h| h.join(".codex")),
         };
         env.omp_dirs = env.omp_roots();
+        env.openclaw_states = match env.var("OPENCLAW_STATE_DIR") {
+            Some(d) => vec![expand_tilde(&d, env.home.as_deref())],
+            None => env.home.iter().map(|h| h.join(".openclaw")).collect(),
+        };
         env
     }
 

@@ -99,6 +99,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             match locate_arg(ctx, arg) {
                 Ok(SessionArg::Path(p)) => inputs.push((p.display().to_string(), Input::Path(p))),
                 Ok(SessionArg::Stdin) => inputs.push(("<stdin>".into(), Input::Stdin)),
+                Ok(SessionArg::Stored { db, agent, id }) => {
+                    inputs.push((format!("openclaw:{agent}/{id}"), Input::Stored { db, agent, id }))
+                }
                 Err(e) => inputs.push((arg.to_string(), Input::Missing(e.to_string()))),
             }
         }
@@ -123,6 +126,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         let source = match input {
             Input::Path(p) => Source::open(&p).map_err(|e| e.to_string()),
             Input::Stdin => Source::stdin().map_err(|e| e.to_string()),
+            Input::Stored { db, agent, id } => crate::formats::open_stored(&db, &agent, &id).map_err(|e| e.to_string()),
             Input::Missing(e) => Err(e),
         };
         let report = check_file(&name, source, ctx.formats);
@@ -153,6 +157,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
 enum Input {
     Path(PathBuf),
     Stdin,
+    /// A session kept in a database.
+    Stored {
+        db: PathBuf,
+        agent: String,
+        id: String,
+    },
     /// A SESSION that names nothing, and why.
     Missing(String),
 }

@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use crate::env::Env;
 use crate::render::{sanitize, ColorChoice, Ui};
 use crate::session::format::Format;
-use crate::session::locate::{locate, SessionArg};
+use crate::session::locate::SessionArg;
 use crate::session::open::Reading;
 use crate::session::{LoadError, Session, Severity, Source};
 
@@ -145,7 +145,8 @@ pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
 
 /// Where a SESSION argument points.
 pub fn locate_arg(ctx: &Ctx, arg: &str) -> anyhow::Result<SessionArg> {
-    Ok(locate(arg, || ctx.session_dirs())?)
+    let stores = || crate::formats::stores(&ctx.env);
+    Ok(crate::session::locate::locate_with_stores(arg, || ctx.session_dirs(), stores)?)
 }
 
 /// Opens the bytes a SESSION argument names.
@@ -153,6 +154,7 @@ pub fn open_source(ctx: &Ctx, arg: &str) -> anyhow::Result<Source> {
     Ok(match locate_arg(ctx, arg)? {
         SessionArg::Stdin => Source::stdin()?,
         SessionArg::Path(p) => Source::open(&p)?,
+        SessionArg::Stored { db, agent, id } => crate::formats::open_stored(&db, &agent, &id)?,
     })
 }
 
@@ -238,6 +240,9 @@ pub fn append_target(ctx: &Ctx, arg: &str, what: &str) -> anyhow::Result<PathBuf
             anyhow::bail!("`{what}` appends to a session file; it cannot write to standard input")
         }
         SessionArg::Path(p) => Ok(p),
+        SessionArg::Stored { agent, id, .. } => anyhow::bail!(
+            "`{what}` appends to a session file; {agent}/{id} is a row set in OpenClaw's database, which pisces does not write to (`pisces fork` makes a pi session of it)"
+        ),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod claude;
 pub mod codex;
 pub mod events;
 pub mod omp;
+pub mod openclaw;
 pub mod pi;
 
 #[cfg(test)]
@@ -15,9 +16,31 @@ mod chatlog;
 use crate::session::format::Format;
 
 /// Every format, in the order detection prefers them when two fit equally well.
-pub static ALL: &[&dyn Format] = &[&pi::PI, &omp::OMP, &claude::CLAUDE, &codex::CODEX, &events::EVENTS];
+pub static ALL: &[&dyn Format] =
+    &[&pi::PI, &omp::OMP, &openclaw::OPENCLAW, &claude::CLAUDE, &codex::CODEX, &events::EVENTS];
 
 /// Every format (see [`ALL`]).
 pub fn all() -> &'static [&'static dyn Format] {
     ALL
+}
+
+/// The databases of sessions on this machine (OpenClaw's), where session ids are also
+/// looked up.
+pub fn stores(env: &crate::env::Env) -> Vec<crate::session::locate::Store<'static>> {
+    fn ids(db: &std::path::Path) -> Vec<String> {
+        openclaw::store::session_ids(db).unwrap_or_default()
+    }
+    openclaw::store::databases(&env.openclaw_states)
+        .into_iter()
+        .map(|(agent, db)| crate::session::locate::Store { scheme: "openclaw", agent, db, ids: &ids })
+        .collect()
+}
+
+/// The session a store holds (see [`stores`]), as a source its format reads.
+pub fn open_stored(
+    db: &std::path::Path,
+    agent: &str,
+    id: &str,
+) -> Result<crate::session::Source, crate::session::LoadError> {
+    openclaw::store::source(db, agent, id)
 }

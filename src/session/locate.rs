@@ -12,6 +12,78 @@ use serde_json::Value;
 pub enum SessionArg {
     Stdin,
     Path(PathBuf),
+    /// A session kept as rows of an agent's database (OpenClaw: `openclaw:<agent>/<id>`).
+    Stored {
+        db: PathBuf,
+        agent: String,
+        id: String,
+    },
+}
+
+/// A database of sessions, where an id is also looked up: its agent's name in `<agent>:`
+/// names, the agent's folder name (`main`), the file, and the ids it holds.
+pub struct Store<'a> {
+    pub scheme: &'static str,
+    pub agent: String,
+    pub db: PathBuf,
+    pub ids: &'a dyn Fn(&Path) -> Vec<String>,
+}
+
+/// [`locate`], then the stores: `openclaw:<agent>/<id>` names a stored session directly
+/// (a unique prefix of the id will do); an id that names no file is looked up in each
+/// store.
+pub fn locate_with_stores(
+    arg: &str,
+    dirs: impl FnOnce() -> Vec<PathBuf>,
+    stores: impl Fn() -> Vec<Store<'static>>,
+) -> Result<SessionArg, LocateError> {
+    let named = arg.split_once(':').and_then(|(scheme, rest)| Some((scheme, rest.split_once('/')?)));
+    if let Some((scheme, (agent, id))) = named.filter(|(s, _)| !s.is_empty() && !s.contains(['/', '\\'])) {
+        let stores: Vec<_> = stores().into_iter().filter(|s| s.scheme == scheme).collect();
+        if !stores.is_empty() {
+            let candidates: Vec<_> = stores.iter().filter(|s| s.agent == agent).collect();
+            return pick_stored(arg, id, &candidates);
+        }
+    }
+    match locate(arg, dirs) {
+        Err(LocateError::NotFound { arg: a, searched, hint }) => {
+            let stores = stores();
+            let all: Vec<_> = stores.iter().collect();
+            match pick_stored(arg, arg, &all) {
+                Err(LocateError::NotFound { .. }) => Err(LocateError::NotFound { arg: a, searched, hint }),
+                other => other,
+            }
+        }
+        other => other,
+    }
+}
+
+/// The stored session whose id is `id` (or the one it is a unique prefix of).
+fn pick_stored(arg: &str, id: &str, stores: &[&Store]) -> Result<SessionArg, LocateError> {
+    let (mut exact, mut prefix) = (Vec::new(), Vec::new());
+    for s in stores {
+        for sid in (s.ids)(&s.db) {
+            let hit = (s.db.clone(), s.agent.clone(), sid.clone(), format!("{}:{}/{sid}", s.scheme, s.agent));
+            if sid == id {
+                exact.push(hit);
+            } else if sid.starts_with(id) {
+                prefix.push(hit);
+            }
+        }
+    }
+    let pick = if exact.is_empty() { prefix } else { exact };
+    match pick.len() {
+        1 => {
+            let (db, agent, id, _) = pick.into_iter().next().expect("one");
+            Ok(SessionArg::Stored { db, agent, id })
+        }
+        0 => Err(LocateError::NotFound {
+            arg: arg.to_string(),
+            searched: format!("{} session database{}", stores.len(), if stores.len() == 1 { "" } else { "s" }),
+            hint: None,
+        }),
+        _ => Err(LocateError::Ambiguous { arg: arg.to_string(), candidates: pick.into_iter().map(|p| p.3).collect() }),
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
