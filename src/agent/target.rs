@@ -133,7 +133,7 @@ pub fn existing_target(
         }
         let writer = session.dialect().writer()?;
         writer
-            .check_append(session)
+            .check_append_of(session, crate::session::write::Appended::Turns)
             .map_err(|e| anyhow::anyhow!("{e} (give --fork to continue in a new session in the current format)"))?;
         let cwd = session.header.cwd_str().map(PathBuf::from);
         let Some(cwd) = cwd.filter(|c| c.is_dir()) else {

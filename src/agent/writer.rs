@@ -102,7 +102,7 @@ impl SessionWriter {
         }
         let mut written = None;
         let path = self.path.clone();
-        write::append_to_session(&path, false, crate::formats::all(), |now| {
+        write::append_to_session(&path, write::Appended::Turns, false, crate::formats::all(), |now| {
             // Under the lock: the parent must still be there and the id must be new.
             if let Some(p) = &self.leaf {
                 if now.get(p).is_none() {

@@ -119,7 +119,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let mut setup: Option<(crate::llm::PiConfig, Option<Box<dyn crate::llm::Provider>>)> = None;
     read_one(ctx, &args.session, |s, reading| {
         if append_to.is_some() {
-            s.dialect().writer()?.check_append(s)?;
+            s.dialect().writer()?.check_append_of(s, crate::session::write::Appended::Summary)?;
         }
         let leaf = rev::resolve(s, &rev_text)?;
         let projection = s.dialect().project(s, Some(leaf))?;

@@ -59,7 +59,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
     let mut written = None;
     let mut redirected = None;
-    let result = write::append_to_session(&path, args.force, ctx.formats, |session| {
+    let result = write::append_to_session(&path, write::Appended::Label, args.force, ctx.formats, |session| {
         // Read the file as it is now, under the lock: the new entry's parent is the last
         // entry at the moment of writing.
         report_diagnostics(ctx, session)?;

@@ -124,7 +124,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let mut setup: Option<(PiConfig, Option<Box<dyn Provider>>)> = None;
     read_one(ctx, &args.session, |s, reading| {
         if append_to.is_some() {
-            s.dialect().writer()?.check_append(s)?;
+            s.dialect().writer()?.check_append_of(s, crate::session::write::Appended::Summary)?;
         }
         let from = rev::resolve(s, &args.from_leaf).map_err(|e| anyhow::anyhow!("FROM_LEAF: {e}"))?;
         let target = rev::resolve(s, &args.to_rev).map_err(|e| anyhow::anyhow!("TO_REV: {e}"))?;

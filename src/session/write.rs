@@ -98,6 +98,7 @@ pub fn append_locked<E: From<WriteError>>(
 /// same bytes, a line pi would skip left out): it should only compute.
 pub fn append_to_session(
     path: &Path,
+    kind: Appended,
     force: bool,
     formats: &[&'static dyn super::format::Format],
     mut build: impl FnMut(&Session) -> anyhow::Result<Vec<String>>,
@@ -107,7 +108,7 @@ pub fn append_to_session(
         let open = || Ok(vec![super::Source::from_bytes(&name, bytes.to_vec())]);
         super::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| {
             let session = &sessions[0];
-            session.dialect().writer().map_err(AppendError::from)?.check_append(session)?;
+            session.dialect().writer().map_err(AppendError::from)?.check_append_of(session, kind)?;
             build(session)
         })
     })
@@ -131,6 +132,16 @@ fn write_once(file: &mut File, buf: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What a command appends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Appended {
+    Label,
+    /// A branch summary or a compaction.
+    Summary,
+    /// An agent's turns (messages, model changes).
+    Turns,
+}
+
 /// What a format writes, and refuses to.
 pub trait Writer {
     /// The lines of a new session holding the path to `leaf` (`None`: no entries) in
@@ -143,6 +154,12 @@ pub trait Writer {
     /// Whether entries may be appended to this file as it is (pi: not to a version-1 or -2
     /// file, which pi rewrites when it opens it).
     fn check_append(&self, s: &Session) -> Result<(), AppendError>;
+
+    /// Whether entries of this kind may be appended (a format may write labels as its agent
+    /// does but not its turns). By default, [`Writer::check_append`].
+    fn check_append_of(&self, s: &Session, _kind: Appended) -> Result<(), AppendError> {
+        self.check_append(s)
+    }
 
     /// A label entry for `target` (`None` clears its label), chained to the session's
     /// leaf, as the agent writes one: its new id and its line.

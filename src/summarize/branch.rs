@@ -383,7 +383,7 @@ pub fn append(
 ) -> anyhow::Result<Appended> {
     use crate::session::write::{self, AppendError, SummaryEntry};
     let mut written = None;
-    let at = write::append_to_session(path, force, crate::formats::all(), |now| {
+    let at = write::append_to_session(path, write::Appended::Summary, force, crate::formats::all(), |now| {
         if let Some(p) = parent {
             if now.get(p).is_none() {
                 return Err(AppendError::Refused(format!("Entry {p} not found")).into());

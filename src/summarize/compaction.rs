@@ -551,7 +551,7 @@ pub fn append(
     let system_message = crate::session::system::current_system_message(&plan.projection.messages);
     let first_kept = s.id_value(prep.first_kept_entry);
     let mut written = None;
-    let at = write::append_to_session(path, force, crate::formats::all(), |now| {
+    let at = write::append_to_session(path, write::Appended::Summary, force, crate::formats::all(), |now| {
         if now.get(leaf_id).is_none() {
             return Err(AppendError::Refused(format!("Entry {leaf_id} not found")).into());
         }

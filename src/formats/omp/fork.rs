@@ -24,7 +24,7 @@ use crate::session::check::{Finding, Level};
 use crate::session::entry::EntryIdx;
 use crate::session::format::Unsupported;
 use crate::session::write::{
-    now_iso, AppendError, Fork, ForkError, ForkFile, NewSession, Shape, SummaryEntry, SummaryLines, Writer,
+    now_iso, AppendError, Appended, Fork, ForkError, ForkFile, NewSession, Shape, SummaryEntry, SummaryLines, Writer,
 };
 use crate::session::Session;
 
@@ -117,7 +117,15 @@ impl Writer for Omp {
         Ok(NewSession { path, id, header, cwd, parent_session, notes, create_dir: false })
     }
 
-    fn check_append(&self, s: &Session) -> Result<(), AppendError> {
+    /// Labels only (see [`Writer::check_append_of`]).
+    fn check_append(&self, _: &Session) -> Result<(), AppendError> {
+        Ok(())
+    }
+
+    fn check_append_of(&self, s: &Session, kind: Appended) -> Result<(), AppendError> {
+        if kind == Appended::Label {
+            return Ok(());
+        }
         Err(AppendError::Refused(format!(
             "{}: pisces appends only labels to an oh-my-pi session (omp's summaries, model changes and turns have shapes of their own); `pisces fork` makes a new omp session, `pisces convert --to pi` a pi one",
             s.file

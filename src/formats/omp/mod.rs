@@ -11,6 +11,7 @@ pub mod blobs;
 pub mod context;
 pub mod fork;
 pub mod rows;
+mod subagents;
 pub mod title;
 pub mod usage;
 
@@ -168,6 +169,10 @@ impl Dialect for Omp {
 
     fn writer(&self) -> Result<&dyn Writer, Unsupported> {
         Ok(self)
+    }
+
+    fn subagents(&self, s: &Session, i: EntryIdx) -> Vec<crate::session::format::Subagent> {
+        subagents::of(s, i)
     }
 
     fn findings(&self, s: &Session) -> Vec<crate::session::check::Finding> {

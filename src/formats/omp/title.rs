@@ -41,21 +41,16 @@ pub fn slot(line: &[u8]) -> Option<Slot> {
     Some(Slot { title, source, updated_at })
 }
 
-/// The title omp shows: the slot's when it has one (omp's `applyTitleSlot` puts a
-/// non-empty slot title on the header and removes the header's title for an empty one);
-/// without a slot, the header's `title`; then the latest `title_change` on file.
+/// The title omp shows (`applyTitleSlot`, then the session manager's name): the slot's
+/// title when the file has a slot (an empty one removes the header's), else the header's
+/// `title`. omp's reader never consults `title_change` entries: they are the history of
+/// renames, and the slot is rewritten in place at each one.
 pub fn of(s: &Session, slot: Option<&Slot>) -> Option<String> {
-    let header = s.header.raw.get("title").and_then(Value::as_str).filter(|t| !t.is_empty());
-    let from_slot = match slot {
-        Some(slot) => Some(slot.title.as_str()).filter(|t| !t.is_empty()),
-        None => header,
+    let title = match slot {
+        Some(slot) => Some(slot.title.as_str()),
+        None => s.header.raw.get("title").and_then(Value::as_str),
     };
-    if let Some(t) = from_slot {
-        return Some(t.to_string());
-    }
-    let i = s.entries.indices().rev().find(|&i| super::own_type(s, i) == Some("title_change"))?;
-    let v = s.parse(i).ok()?;
-    v.get("title").and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string)
+    title.filter(|t| !t.is_empty()).map(str::to_string)
 }
 
 #[cfg(test)]

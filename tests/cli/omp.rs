@@ -1,0 +1,295 @@
+//! oh-my-pi sessions (`testdata/omp-18.2.3/`), checked against omp 18.2.3 itself.
+//!
+//! Every file there was written by omp's own SDK, and `goldens/NAME.json` is omp's own
+//! reading of it (tools/omp-oracle/dump.ts: `SessionManager.open`, then
+//! `buildSessionContext` at the null leaf, the default leaf and every entry). `forks/NAME.json`
+//! holds what `pisces fork` wrote at every message entry (and `--all`), and omp's reading of
+//! each fork (tools/omp-oracle/forkcheck.py).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::Trial;
+use serde_json::Value;
+
+use crate::common::{check, first_diff, pisces, run, stderr, stdout, stdout_json, testdata, TestResult};
+
+fn corpus() -> PathBuf {
+    testdata().join("omp-18.2.3")
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// NAME -> the file's path.
+fn files() -> BTreeMap<String, PathBuf> {
+    let v = read_json(&corpus().join("files.json"));
+    v.as_object().unwrap().iter().map(|(k, p)| (k.clone(), corpus().join(p.as_str().unwrap()))).collect()
+}
+
+fn golden(name: &str) -> Value {
+    read_json(&corpus().join("goldens").join(format!("{name}.json")))
+}
+
+fn file(name: &str) -> PathBuf {
+    files()[name].clone()
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for name in files().into_keys() {
+        let n = name.clone();
+        trials.push(Trial::test(format!("omp::context::{name}"), move || contexts_match(&n)));
+        let n = name.clone();
+        trials.push(Trial::test(format!("omp::forks_reopened_by_omp::{name}"), move || forks_match(&n)));
+    }
+    trials.extend([
+        Trial::test("omp::title_leaf_and_tree_as_omp_reads_them", titles_and_trees),
+        Trial::test("omp::missing_blob_is_named_and_kept_as_a_reference", missing_blob),
+        Trial::test("omp::found_by_id_in_its_store_and_archive", found_by_id),
+        Trial::test("omp::check_sees_pruning_in_place", check_pruned),
+        Trial::test("omp::label_as_omp_writes_it_and_other_appends_refused", appends),
+        Trial::test("omp::subagent_hangs_under_its_task", subagent),
+        Trial::test("omp::inputs_unchanged", inputs_unchanged),
+    ]);
+    trials
+}
+
+fn path_json(f: &Path, rev: Option<&str>) -> Result<Value, libtest_mimic::Failed> {
+    let mut args = vec!["path", f.to_str().unwrap(), "--format", "json"];
+    match rev {
+        Some(r) => args.push(r),
+        None => args.push("--leaf-null"),
+    }
+    stdout_json(&run(&args))
+}
+
+/// At the null leaf, the default leaf and every entry, pisces's messages are omp's.
+fn contexts_match(name: &str) -> TestResult {
+    let g = golden(name);
+    let f = file(name);
+    let mut failures = Vec::new();
+    let contexts = g["contexts"].as_array().unwrap();
+    for c in contexts {
+        let rev = c["leaf"].as_str();
+        let got = path_json(&f, if c["default"] == true { Some("@") } else { rev })?;
+        if let Some(d) = first_diff(&got["messages"], &c["messages"], "$") {
+            failures.push(format!("at {}: {d}", rev.unwrap_or("null")));
+        }
+        check(got["session"]["agent"] == "oh-my-pi", || format!("agent {}", got["session"]["agent"]))?;
+    }
+    check(contexts.len() > 2, || "the golden holds no contexts".into())?;
+    check(failures.is_empty(), || {
+        format!("{} of {} contexts differ:\n{}", failures.len(), contexts.len(), failures.join("\n"))
+    })
+}
+
+/// omp's title and default leaf; the tree's parents and children as omp's `getTree()`.
+fn titles_and_trees() -> TestResult {
+    for name in files().into_keys() {
+        let g = golden(&name);
+        let f = file(&name);
+        let p = path_json(&f, Some("@"))?;
+        check(p["session"]["name"] == g["title"], || {
+            format!("{name}: title {} want {}", p["session"]["name"], g["title"])
+        })?;
+        check(p["leafId"] == g["leafId"], || format!("{name}: leaf {} want {}", p["leafId"], g["leafId"]))?;
+        check(p["session"]["id"] == g["sessionId"], || format!("{name}: id {}", p["session"]["id"]))?;
+        let t = stdout_json(&run(&["tree", f.to_str().unwrap(), "--format", "json", "--filter", "all"]))?;
+        let got: Vec<(String, String)> = t["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| (n["id"].as_str().unwrap().to_string(), n["parentId"].to_string()))
+            .collect();
+        let want: Vec<(String, String)> = g["tree"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| (n["id"].as_str().unwrap().to_string(), n["parentId"].to_string()))
+            .collect();
+        let (mut gs, mut ws) = (got.clone(), want.clone());
+        gs.sort();
+        ws.sort();
+        check(gs == ws, || format!("{name}: tree edges differ:\n got {got:?}\nwant {want:?}"))?;
+    }
+    Ok(())
+}
+
+/// pisces's fork at each message entry (and `--all`) is what omp reopens with the source's
+/// context at that entry and its title; pisces still writes those lines.
+fn forks_match(name: &str) -> TestResult {
+    let doc = read_json(&corpus().join("forks").join(format!("{name}.json")));
+    let source = corpus().join(doc["source"].as_str().unwrap());
+    let forks = doc["forks"].as_array().unwrap();
+    check(!forks.is_empty(), || "no forks recorded".into())?;
+    let dir = tempfile::tempdir()?;
+    for (k, fk) in forks.iter().enumerate() {
+        let rev = fk["rev"].as_str();
+        let at = rev.unwrap_or("@");
+        let want = path_json(&source, Some(at))?;
+        if let Some(d) = first_diff(&want["messages"], &fk["omp"]["messages"], "$") {
+            return Err(format!("{name}: omp's context of the fork at {at} is not the source's: {d}").into());
+        }
+        check(fk["omp"]["title"] == want["session"]["name"], || {
+            format!("{name} at {at}: omp read title {}", fk["omp"]["title"])
+        })?;
+        // The same fork now.
+        let out = dir.path().join(format!("{k}.jsonl"));
+        let mut args = vec!["fork", source.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        match rev {
+            Some(r) => args.push(r),
+            None => args.push("--all"),
+        }
+        let o = run(&args);
+        check(o.status.success(), || format!("{name}: fork at {at} failed: {}", stderr(&o)))?;
+        let text = fs::read_to_string(&out)?;
+        let lines: Vec<&str> = text.lines().collect();
+        check(lines[0].len() + 1 == 256, || format!("{name}: the slot is {} bytes", lines[0].len() + 1))?;
+        let slot: Value = serde_json::from_str(lines[0])?;
+        let want_slot: Value = serde_json::from_str(fk["slot"].as_str().unwrap())?;
+        check(slot["title"] == want_slot["title"] && slot.get("source") == want_slot.get("source"), || {
+            format!("{name}: slot {slot} want {want_slot}")
+        })?;
+        let header: Value = serde_json::from_str(lines[1])?;
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        check(keys(&header) == keys(&fk["header"]), || {
+            format!("{name}: header keys {:?} want {:?}", keys(&header), keys(&fk["header"]))
+        })?;
+        // Entry lines are copied as they are; re-emitted labels have new ids.
+        let entries: Vec<&str> = lines[2..].iter().copied().filter(|l| !l.contains("\"type\":\"label\"")).collect();
+        let want_entries: Vec<&str> = fk["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|l| !l.contains("\"type\":\"label\""))
+            .collect();
+        check(entries == want_entries, || {
+            format!("{name}: fork at {at}: the entry lines differ from the ones omp reopened")
+        })?;
+    }
+    Ok(())
+}
+
+/// A copy of the image session whose blob is gone: the image is its reference, as omp
+/// sends it, and every command says which blob is missing.
+fn missing_blob() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let f = file("02-image");
+    let copy = dir.path().join("agent/sessions/b").join(f.file_name().unwrap());
+    fs::create_dir_all(copy.parent().unwrap())?;
+    fs::create_dir_all(dir.path().join("agent/blobs"))?;
+    fs::copy(&f, &copy)?;
+    let o = run(&["path", copy.to_str().unwrap(), "--format", "json"]);
+    check(o.status.success(), || stderr(&o))?;
+    check(stderr(&o).contains("image blob sha256:") && stderr(&o).contains("is not in"), || stderr(&o))?;
+    let doc: Value = serde_json::from_slice(&o.stdout)?;
+    let text = doc["messages"].to_string();
+    check(text.contains("\"data\":\"blob:sha256:"), || "the reference is not kept".into())?;
+    // With the store's blobs, the image is its bytes.
+    let full = path_json(&f, Some("@"))?;
+    check(!full["messages"].to_string().contains("blob:sha256:"), || "the blob was not resolved".into())
+}
+
+/// `pisces tree ID` finds omp sessions in `~/.omp/agent/sessions` and gzipped ones in
+/// `archive/sessions`; `OMP_PROFILE` moves the root.
+fn found_by_id() -> TestResult {
+    let home = corpus().join("home");
+    for name in ["01-tools-branch", "10-archive"] {
+        let id = golden(name)["sessionId"].as_str().unwrap().to_string();
+        let o = pisces().env("HOME", &home).args(["path", &id[..18], "--format", "json"]).output()?;
+        check(o.status.success(), || format!("{name}: {}", stderr(&o)))?;
+        let doc: Value = serde_json::from_slice(&o.stdout)?;
+        check(doc["session"]["id"] == id.as_str(), || format!("{name}: found {}", doc["session"]["id"]))?;
+    }
+    let profiled = tempfile::tempdir()?;
+    let bucket = profiled.path().join(".omp/profiles/work/agent/sessions/-p");
+    fs::create_dir_all(&bucket)?;
+    let f = file("01-tools-branch");
+    fs::copy(&f, bucket.join(f.file_name().unwrap()))?;
+    let id = golden("01-tools-branch")["sessionId"].as_str().unwrap().to_string();
+    let o = pisces().env("HOME", profiled.path()).env("OMP_PROFILE", "work").args(["tree", &id]).output()?;
+    check(o.status.success(), || format!("profile: {}", stderr(&o)))?;
+    let o = pisces().env("HOME", profiled.path()).args(["tree", &id]).output()?;
+    check(!o.status.success(), || "found without its profile".into())
+}
+
+/// omp pruned a tool result in place and rewrote the file: check says so, as info.
+fn check_pruned() -> TestResult {
+    let f = file("05-errors-dangling");
+    let raw = fs::read_to_string(&f)?;
+    check(raw.contains("\"prunedAt\""), || "the corpus file has no pruned result".into())?;
+    let o = run(&["check", f.to_str().unwrap(), "--format", "json", "-v"]);
+    let doc: Value = serde_json::from_slice(&o.stdout)?;
+    let kinds: Vec<&str> =
+        doc["files"][0]["findings"].as_array().unwrap().iter().filter_map(|f| f["kind"].as_str()).collect();
+    check(kinds.contains(&"pruned-in-place"), || format!("findings: {kinds:?}"))
+}
+
+/// `label` appends a line of omp's own label shape (the key order of the label omp wrote in
+/// 01-tools-branch); summaries and agent turns are refused.
+fn appends() -> TestResult {
+    let f = file("01-tools-branch");
+    let omp_label = fs::read_to_string(&f)?.lines().find(|l| l.contains("\"type\":\"label\"")).unwrap().to_string();
+    let want: Value = serde_json::from_str(&omp_label)?;
+    let dir = tempfile::tempdir()?;
+    let copy = dir.path().join("s.jsonl");
+    fs::copy(&f, &copy)?;
+    let target = golden("01-tools-branch")["tree"][0]["id"].as_str().unwrap().to_string();
+    let o = run(&["label", copy.to_str().unwrap(), &target, "pisces-made"]);
+    check(o.status.success(), || stderr(&o))?;
+    let text = fs::read_to_string(&copy)?;
+    let last: Value = serde_json::from_str(text.lines().last().unwrap())?;
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    check(keys(&last) == keys(&want), || format!("label keys {:?} want omp's {:?}", keys(&last), keys(&want)))?;
+    check(last["parentId"] == golden("01-tools-branch")["leafId"], || format!("label parent {}", last["parentId"]))?;
+    let labelled = stdout_json(&run(&["tree", copy.to_str().unwrap(), "--format", "json", "--filter", "all"]))?;
+    check(labelled["nodes"].as_array().unwrap().iter().any(|n| n["label"] == "pisces-made"), || {
+        "no label in the tree".into()
+    })?;
+    let before = fs::read(&copy)?;
+    let leaf = golden("01-tools-branch")["leafId"].as_str().unwrap().to_string();
+    let o = run(&["summarize", copy.to_str().unwrap(), &leaf, &target, "--append", "--offline"]);
+    check(!o.status.success() && stderr(&o).contains("oh-my-pi"), || format!("summarize --append: {}", stderr(&o)))?;
+    check(fs::read(&copy)? == before, || "a refused append changed the file".into())
+}
+
+/// The `task` call's result has its subagent's transcript under it.
+fn subagent() -> TestResult {
+    let f = file("08-subagent");
+    let doc = stdout_json(&run(&["tree", f.to_str().unwrap(), "--format", "json"]))?;
+    let files: Vec<String> = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|n| n["subagents"].as_array().cloned().unwrap_or_default())
+        .filter_map(|a| a["file"].as_str().map(str::to_string))
+        .collect();
+    let want = file("08-subagent.Helper");
+    check(files.len() == 1 && files[0].ends_with(want.file_name().unwrap().to_str().unwrap()), || {
+        format!("subagents: {files:?}")
+    })?;
+    let open = stdout(&run(&["tree", f.to_str().unwrap(), "--subagents"]));
+    check(open.contains("Complete assignment thoroughly"), || format!("the subagent's rows are not shown:\n{open}"))
+}
+
+/// Reading never changes a corpus file.
+fn inputs_unchanged() -> TestResult {
+    let mut sums = Vec::new();
+    for f in files().into_values() {
+        sums.push((f.clone(), fs::read(&f)?));
+    }
+    for (f, _) in &sums {
+        let s = f.to_str().unwrap();
+        for args in [vec!["tree", s], vec!["path", s], vec!["check", s], vec!["leaves", s]] {
+            let _ = run(&args);
+        }
+    }
+    for (f, before) in sums {
+        check(fs::read(&f)? == before, || format!("{} changed", f.display()))?;
+    }
+    Ok(())
+}
