@@ -81,7 +81,7 @@ pub fn write(
             let body = if let (Format::Anthropic, Some(messages)) = (format, &p.anthropic) {
                 json!({"model": model.id, "messages": messages})
             } else if format == Format::Openai {
-                wire::openai_request(&llm, &model)
+                session.dialect().openai_request(&llm, &model)
             } else {
                 // Some Anthropic models carry the requested effort inside `messages`.
                 let thinking_level = p.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string);

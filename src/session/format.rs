@@ -134,6 +134,12 @@ pub trait Dialect: Send + Sync {
     /// `convertToLlm`).
     fn llm_messages(&self, p: &Projection) -> Vec<Value>;
 
+    /// The OpenAI Chat Completions body (`model`, `messages`, `tools`) the agent sends for
+    /// `llm`: pi-ai's, unless the agent's own provider layer builds it otherwise.
+    fn openai_request(&self, llm: &[Value], model: &crate::llm::wire::ModelRef) -> Value {
+        crate::llm::wire::openai_request(llm, model)
+    }
+
     /// What the tree shows of each entry.
     fn rows<'s>(&self, s: &'s Session, need: RowNeed) -> Result<Box<dyn Rows + 's>, Unreadable>;
 

@@ -106,6 +106,7 @@ impl Format for OmpFormat {
             known_type: |ty| OWN_TYPES.contains(&ty),
             not_a_session:
                 "omp does not open it either (it starts a new session in its place); pisces left it unchanged.",
+            relink: None,
         };
         let blob_dir = source.path.as_deref().and_then(blobs::store_of);
         let mut session = load_as(source, exclude, &flavor, |pi| {

@@ -4,6 +4,10 @@
 //! pi's reader, and writes nothing into OpenClaw's store: a fork or a conversion is a pi
 //! session.
 
+mod context;
+mod nav;
+mod request;
+mod rows;
 pub mod store;
 
 use std::collections::BTreeSet;
@@ -11,7 +15,6 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::pi::load::{load_as, Flavor};
-use super::pi::rows::PiRows;
 use super::pi::{self, Pi};
 use crate::env::Env;
 use crate::session::entry::{EntryIdx, LineNo};
@@ -30,6 +33,10 @@ pub struct OpenClawFormat;
 
 pub static OPENCLAW: OpenClawFormat = OpenClawFormat;
 
+/// The entry types OpenClaw writes beyond pi's: navigation controls and `/reset`
+/// boundaries (docs/openclaw-format.md §3).
+const OWN_TYPES: &[&str] = &["leaf", "reset"];
+
 /// The header version OpenClaw writes (pi 1.6 writes 3).
 const VERSION: f64 = 4.0;
 
@@ -38,13 +45,20 @@ impl Format for OpenClawFormat {
         &INFO
     }
 
-    /// `Own` for a pi header of version 4, which OpenClaw writes and pi does not.
+    /// `Own` for a pi header of version 4 followed by OpenClaw's own marks (`__openclaw` on
+    /// a user message, `openclaw:` and `openclaw.` custom entries, its `model-snapshot`). A
+    /// version-4 header alone is a pi file from a newer pi as far as anyone can tell, and
+    /// pi's reader says so (`newer-version`) rather than OpenClaw's staying silent.
     fn sniff(&self, head: &[u8]) -> Fit {
         let first = head.split(|&b| b == b'\n').map(<[u8]>::trim_ascii).find(|l| !l.is_empty());
         let Some(v) = first.and_then(|l| crate::session::js::parse_value(l).ok()) else { return Fit::No };
         let header =
             v.get("type").and_then(Value::as_str) == Some("session") && v.get("id").is_some_and(Value::is_string);
-        if header && v.get("version").and_then(Value::as_f64) == Some(VERSION) {
+        let marked = |mark: &[u8]| head.windows(mark.len()).any(|w| w == mark);
+        if header
+            && v.get("version").and_then(Value::as_f64) == Some(VERSION)
+            && (marked(b"\"__openclaw\"") || marked(b"\"customType\":\"openclaw") || marked(b"\"model-snapshot\""))
+        {
             Fit::Own
         } else {
             Fit::No
@@ -55,8 +69,9 @@ impl Format for OpenClawFormat {
         let flavor = Flavor {
             format: "OpenClaw",
             prelude: 0,
-            known_type: |_| false,
+            known_type: |ty| OWN_TYPES.contains(&ty),
             not_a_session: "OpenClaw does not open it either; pisces left it unchanged.",
+            relink: Some(nav::relink),
         };
         load_as(source, exclude, &flavor, |pi| Box::new(OpenClaw { pi }))
     }
@@ -85,22 +100,32 @@ impl Dialect for OpenClaw {
     }
 
     fn preview(&self, s: &Session, i: EntryIdx, max: usize) -> String {
-        pi::preview::preview(s, i, max)
+        rows::preview(s, i, max)
     }
 
-    /// pi's context at the leaf: OpenClaw resumes a session through pi's SDK, which builds
-    /// it (what OpenClaw adds to each request and does not store is in
-    /// docs/openclaw-format.md).
+    /// OpenClaw's context at the leaf (what it adds to each request and does not store
+    /// is in docs/openclaw-format.md §5).
     fn project(&self, s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable> {
-        pi::context::project(s, leaf)
+        context::project(s, leaf)
     }
 
     fn llm_messages(&self, p: &Projection) -> Vec<Value> {
         convert_to_llm(&p.messages)
     }
 
+    /// pi-ai's body, with the two things OpenClaw's own Chat Completions layer does
+    /// otherwise (docs/openclaw-format.md §5).
+    fn openai_request(&self, llm: &[Value], model: &crate::llm::wire::ModelRef) -> Value {
+        let mut body = crate::llm::wire::openai_request(llm, model);
+        if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+            request::caption_tool_images(messages, llm);
+            request::strict_tool_call_ids(messages);
+        }
+        body
+    }
+
     fn rows<'s>(&self, s: &'s Session, need: RowNeed) -> Result<Box<dyn Rows + 's>, Unreadable> {
-        Ok(Box::new(PiRows::read(s, &self.pi, need)?))
+        Ok(Box::new(rows::OpenClawRows::read(s, &self.pi, need)?))
     }
 
     fn usage(&self, s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::scan::{scan, Event, Scan};
 use super::Pi;
-use crate::session::entry::{EntryIdx, EntryType, LineNo, StrRef};
+use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, StrRef};
 use crate::session::format::Unreadable;
 use crate::session::index::{ChildOrder, Header, Label, Parts};
 use crate::session::js::{self, parse_value};
@@ -34,10 +34,18 @@ pub(crate) struct Flavor {
     pub known_type: fn(&str) -> bool,
     /// What the agent does with a file that is not a session.
     pub not_a_session: &'static str,
+    /// The agent's own tree, when its parents and leaf are not pi's: rewrites the
+    /// entries' `parentId`s before the index is built and returns the leaf it chose
+    /// (`Some(None)`: the null leaf; `None`: pi's, the last entry).
+    pub relink: Option<Relink>,
 }
 
+/// See [`Flavor::relink`]: the file's bytes, its entries and the strings they refer to.
+pub(crate) type Relink = fn(&[u8], &mut [EntryMeta], &mut Vec<String>) -> Option<Option<usize>>;
+
 /// pi itself.
-const PI_FLAVOR: Flavor = Flavor { format: "pi", prelude: 0, known_type: |_| false, not_a_session: NOT_A_SESSION };
+const PI_FLAVOR: Flavor =
+    Flavor { format: "pi", prelude: 0, known_type: |_| false, not_a_session: NOT_A_SESSION, relink: None };
 
 /// Reads and indexes a pi session, treating the lines in `exclude` as malformed.
 pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
@@ -294,6 +302,7 @@ pub(crate) fn load_as<'a>(
         raw: Map::new(),
     };
     parts_header.raw = header;
+    let leaf = flavor.relink.and_then(|relink| relink(data, &mut entries, &mut owned));
     let pi = Pi { version, migrate_v1, migrate_v2, header_ordinals };
     let parts = Parts {
         file: name,
@@ -307,6 +316,9 @@ pub(crate) fn load_as<'a>(
         synthetic_ids: migrate_v1,
     };
     let mut session = Session::build(parts, ChildOrder::Time(line_time));
+    if let Some(leaf) = leaf {
+        session.set_default_leaf(leaf.map(EntryIdx::new));
+    }
     resolve_labels(&mut session);
     Ok(session)
 }
