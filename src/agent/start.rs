@@ -22,7 +22,7 @@ use super::{builtin_tools, interrupt, Tool, ToolContext, ALL_TOOLS, DEFAULT_TOOL
 use crate::env::Env;
 use crate::exit::ExitStatus;
 use crate::llm::{self, CompactionSettings, ModelSpec, PiConfig, ProviderOptions, RetrySettings};
-use crate::session::locate::{locate, SessionArg};
+use crate::session::locate::{locate_with_stores, SessionArg};
 use crate::session::Session;
 
 /// What `pisces agent` was asked for: its flags, as the library takes them.
@@ -256,9 +256,15 @@ fn open_target(
     if p.is_file() {
         return existing_target(setup, p, from, opts.fork, report);
     }
-    match locate(arg, || setup.env.pi_session_dirs(setup.session_dir)) {
+    let stores = || crate::formats::stores(setup.env);
+    match locate_with_stores(arg, || setup.env.pi_session_dirs(setup.session_dir), stores) {
         Ok(SessionArg::Path(found)) if found.is_file() => existing_target(setup, &found, from, opts.fork, report),
         Ok(SessionArg::Stdin) => bail!("`agent` writes to its session; it cannot use standard input"),
+        // A database's rows are not a file a run could append to, nor a name for a new one.
+        Ok(SessionArg::Stored { agent, id, .. }) => bail!(
+            "{arg}: session {id} lives in agent {agent}'s database, which pisces does not write to; \
+             `pisces fork {arg} @ -o FILE` makes a pi session of it to continue with `--session FILE`"
+        ),
         _ if p.exists() => bail!("{arg}: not a session file"),
         _ => {
             if opts.from.is_some() {

@@ -42,6 +42,15 @@ pub fn locate_with_stores(
         let stores: Vec<_> = stores().into_iter().filter(|s| s.scheme == scheme).collect();
         if !stores.is_empty() {
             let candidates: Vec<_> = stores.iter().filter(|s| s.agent == agent).collect();
+            if candidates.is_empty() {
+                let mut agents: Vec<&str> = stores.iter().map(|s| s.agent.as_str()).collect();
+                agents.dedup();
+                return Err(LocateError::NotFound {
+                    arg: arg.to_string(),
+                    searched: format!("the databases of {scheme}'s agents"),
+                    hint: Some(format!("no agent `{agent}` has a database; the agents are: {}", agents.join(", "))),
+                });
+            }
             return pick_stored(arg, id, &candidates);
         }
     }
