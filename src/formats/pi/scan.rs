@@ -61,22 +61,58 @@ pub(crate) struct Scan {
 /// Files smaller than this are scanned on one thread.
 const PARALLEL_MIN: usize = 4 << 20;
 
-/// Scans every line of `data`, on two threads for large files (each half starts at a
-/// line boundary; line numbers are fixed up when the halves are joined). The first
-/// `prelude` lines are not read ([`Event::Prelude`]).
+/// Pieces a large file is cut into. Threads take the next piece when done with one, so a
+/// piece that is slower to scan (denser lines, more non-ASCII text) does not leave the other
+/// threads waiting, as two fixed halves did.
+const PIECES: usize = 16;
+
+/// Scans every line of `data`, in pieces on several threads for large files (each piece
+/// starts at a line boundary; line numbers are fixed up when the pieces are joined). The
+/// first `prelude` lines are not read ([`Event::Prelude`]).
 pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>, prelude: u32) -> Scan {
-    let mid = data.len() / 2;
-    let split = if data.len() >= PARALLEL_MIN && bad_lines.is_empty() {
-        memchr::memchr(b'\n', &data[mid..]).map(|i| mid + i + 1).filter(|&s| s < data.len())
-    } else {
-        None
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(PIECES);
+    if data.len() < PARALLEL_MIN || !bad_lines.is_empty() || threads < 2 {
+        return scan_range(data, 0..data.len(), bad_lines, prelude);
+    }
+    let mut bounds = vec![0];
+    for k in 1..PIECES {
+        let from = (k * data.len() / PIECES).max(*bounds.last().unwrap_or(&0));
+        match memchr::memchr(b'\n', &data[from..]) {
+            Some(i) if from + i + 1 < data.len() => bounds.push(from + i + 1),
+            _ => break,
+        }
+    }
+    bounds.dedup();
+    bounds.push(data.len());
+    let pieces: Vec<Range<usize>> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(range) = pieces.get(k) else { return done };
+            done.push((k, scan_range(data, range.clone(), bad_lines, if k == 0 { prelude } else { 0 })));
+        }
     };
-    let Some(split) = split else { return scan_range(data, 0..data.len(), bad_lines, prelude) };
-    let (mut first, second) = std::thread::scope(|t| {
-        let second = t.spawn(|| scan_range(data, split..data.len(), bad_lines, 0));
-        let first = scan_range(data, 0..split, bad_lines, prelude);
-        (first, second.join().expect("scanner thread panicked"))
+    let mut done = std::thread::scope(|t| {
+        let helpers: Vec<_> = (1..threads).map(|_| t.spawn(work)).collect();
+        let mut done = work();
+        for h in helpers {
+            done.extend(h.join().expect("scanner thread panicked"));
+        }
+        done
     });
+    done.sort_unstable_by_key(|(k, _)| *k);
+    let mut scans = done.into_iter().map(|(_, s)| s);
+    let mut first = scans.next().expect("at least one piece");
+    for next in scans {
+        join(&mut first, next);
+    }
+    first
+}
+
+/// Appends the scan of the piece after `first`'s to it.
+fn join(first: &mut Scan, second: Scan) {
     let offset = first.lines.get();
     let shift = |l: LineNo| LineNo(l.get() + offset);
     let first_len = first.entries.len();
@@ -95,7 +131,6 @@ pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>, prelude: u32) -> S
         }
     }
     first.lines = shift(second.lines);
-    first
 }
 
 fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, prelude: u32) -> Scan {
@@ -271,14 +306,14 @@ pub(crate) fn scan_line(line: &[u8]) -> LineScan<'_> {
     let Some(first) = first_non_blank(line) else { return LineScan::Blank };
     let mut flags = Flags::default();
     match validate(line) {
-        Verdict::Whole { non_ascii } => flags.invalid_utf8 = non_ascii && std::str::from_utf8(line).is_err(),
+        Verdict::Whole { non_ascii } => flags.invalid_utf8 = non_ascii && simdutf8::basic::from_utf8(line).is_err(),
         Verdict::Malformed => {
             // The parser's own words say what is wrong (and it has the last word: a line
             // it reads is kept, though the validator and the parser never disagree in the
             // tests).
             match parse_value(line) {
                 Err(e) => return LineScan::Malformed(e.to_string()),
-                Ok(_) => flags.invalid_utf8 = std::str::from_utf8(line).is_err(),
+                Ok(_) => flags.invalid_utf8 = simdutf8::basic::from_utf8(line).is_err(),
             }
         }
         Verdict::TooDeep { depth } => {
