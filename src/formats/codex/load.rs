@@ -540,6 +540,12 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
     link(&threads, &items, &mut entries, &mut diags);
     // The thread's end: the last line of the file asked for.
     let leaf = threads[0].entries.clone().last().map(EntryIdx::new);
+    // Its title as Codex's thread list shows it: the first prompt typed into this thread
+    // (a `user_message` event; the `user` items before it are the client's context).
+    let title =
+        threads[0].entries.clone().find(|&k| items[k].kind == Kind::EventUser).and_then(|k| {
+            field(&data[entries[k].span()], "/payload/message").and_then(|m| m.as_str().map(str::to_string))
+        });
     let dialect = Codex { threads, items, models };
     let parts = Parts {
         file: source.name.clone(),
@@ -554,6 +560,7 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
     };
     let mut s = Session::build(parts, ChildOrder::File);
     s.set_default_leaf(leaf);
+    s.title = title.filter(|t| !t.trim().is_empty());
     Ok(s)
 }
 
