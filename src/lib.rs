@@ -16,4 +16,5 @@ pub mod formats;
 pub mod llm;
 pub mod render;
 pub mod session;
+pub mod store;
 pub mod summarize;

@@ -9,8 +9,10 @@ pub mod completions;
 pub mod convert;
 pub mod diff;
 pub mod fork;
+pub mod grep;
 pub mod label;
 pub mod leaves;
+pub mod ls;
 pub mod man;
 pub mod path;
 pub mod show;
@@ -79,6 +81,8 @@ pub enum Command {
     Path(path::Args),
     Show(show::Args),
     Leaves(leaves::Args),
+    Ls(ls::Args),
+    Grep(grep::Args),
     Diff(diff::Args),
     Fork(fork::Args),
     Convert(convert::Args),
@@ -131,6 +135,8 @@ pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
         Command::Path(args) => path::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Leaves(args) => leaves::run(&ctx, args),
+        Command::Ls(args) => ls::run(&ctx, args),
+        Command::Grep(args) => grep::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),
         Command::Fork(args) => fork::run(&ctx, args),
         Command::Convert(args) => convert::run(&ctx, args),

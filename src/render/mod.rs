@@ -8,9 +8,12 @@ pub mod context;
 pub mod diff;
 pub mod entry;
 pub mod fork;
+pub mod grep;
 pub mod json;
 pub mod label;
 pub mod leaves;
+pub mod ls;
+pub mod progress;
 pub mod safe;
 pub mod summarize;
 pub mod table;
@@ -83,6 +86,8 @@ impl Ui {
             Paint::Insert => text.green().to_string(),
             Paint::Delete => text.red().to_string(),
             Paint::Dim => text.dimmed().to_string(),
+            Paint::Match => text.red().bold().to_string(),
+            Paint::Path => text.magenta().to_string(),
         })
     }
 }
@@ -110,6 +115,10 @@ pub enum Paint {
     /// Deleted text in a diff.
     Delete,
     Dim,
+    /// What a search matched.
+    Match,
+    /// A file or session name in a list of hits.
+    Path,
 }
 
 /// An error as pisces prints it on stderr: `pisces: error: …`, then each cause that says

@@ -112,26 +112,7 @@ pub fn write_table(w: &mut dyn Write, ui: &Ui, columns: &[Column], rows: &[Vec<S
     Ok(())
 }
 
-/// The shortest prefix of `id` that no other id in `sorted` (every id of the session,
-/// sorted and deduplicated) starts with; at least `min` characters, or the whole id when
-/// it is shorter or when every prefix of it is shared (an id that is a prefix of another).
-pub fn short_id(id: &str, sorted: &[&str], min: usize) -> String {
-    let Ok(pos) = sorted.binary_search(&id) else { return id.to_string() };
-    let common = |other: &str| id.chars().zip(other.chars()).take_while(|(a, b)| a == b).count();
-    let mut need = 0;
-    if pos > 0 {
-        need = need.max(common(sorted[pos - 1]));
-    }
-    if let Some(next) = sorted.get(pos + 1) {
-        need = need.max(common(next));
-    }
-    let len = id.chars().count();
-    let take = (need + 1).max(min);
-    if take >= len {
-        return id.to_string();
-    }
-    id.chars().take(take).collect()
-}
+pub use crate::session::text::short_id;
 
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: f64) -> String {

@@ -249,6 +249,18 @@ pub fn walk_sessions(dir: &Path, formats: &[&'static dyn super::format::Format])
     walk
 }
 
+/// What `p` (a `*.jsonl` name in a session folder) is when it is not a session to read:
+/// not a regular file (a FIFO would block a read), or a file a format recognises as not a
+/// session (an event log that starts like one). `None`: a session file.
+pub fn walk_kind(p: &Path, formats: &[&'static dyn super::format::Format]) -> Option<String> {
+    match p.metadata() {
+        Ok(m) if m.is_file() => not_a_session(p, formats).map(str::to_string),
+        Ok(m) if m.is_dir() => Some("a directory".into()),
+        Ok(m) => Some(special_kind(&m).into()),
+        Err(_) => Some("a broken link".into()),
+    }
+}
+
 /// What the file at `p` is when a format recognises it as not a session (from its head;
 /// a compressed file is not looked into here).
 fn not_a_session(p: &Path, formats: &[&'static dyn super::format::Format]) -> Option<&'static str> {

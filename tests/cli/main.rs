@@ -28,6 +28,7 @@ mod repl_pty;
 mod revs;
 mod show_leaves;
 mod snapshots;
+mod store;
 mod summarize_cmd;
 mod tools_live;
 mod tree_cmd;
@@ -62,6 +63,7 @@ fn main() {
     trials.extend(revs::trials());
     trials.extend(show_leaves::trials());
     trials.extend(snapshots::trials());
+    trials.extend(store::trials());
     trials.extend(summarize_cmd::trials());
     trials.extend(tools_live::trials());
     trials.extend(tree_cmd::trials());

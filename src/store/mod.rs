@@ -1,0 +1,132 @@
+//! Every session on this machine at once (`ls`, `grep`): where each agent keeps them, one
+//! summary row per session, and text search over them. Discovery is the one SESSION
+//! lookup uses (`Env::session_dirs`, `formats::stores`); reading is each format's, behind
+//! the seam, so nothing here knows one format from another.
+
+pub mod grep;
+pub mod list;
+pub mod summary;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::env::Env;
+use crate::session::format::Format;
+use crate::session::locate::walk_kind;
+use crate::session::{LoadError, Source};
+
+/// Where one session is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Where {
+    /// A file of its own (pi, oh-my-pi, Claude Code, Codex).
+    File(PathBuf),
+    /// Rows of an agent's database (OpenClaw): named `openclaw:<agent>/<id>`.
+    Stored { db: PathBuf, agent: String, id: String },
+}
+
+impl Where {
+    /// How commands name it (a SESSION argument that finds it again).
+    pub fn name(&self) -> String {
+        match self {
+            Where::File(p) => p.display().to_string(),
+            Where::Stored { agent, id, .. } => format!("openclaw:{agent}/{id}"),
+        }
+    }
+
+    /// Its bytes, as its format reads them.
+    pub fn open(&self) -> Result<Source, LoadError> {
+        match self {
+            Where::File(p) => Source::open(p),
+            Where::Stored { db, agent, id } => crate::formats::open_stored(db, agent, id),
+        }
+    }
+}
+
+/// A file in an agent's session folder that is not a session, and what it is.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub what: String,
+}
+
+/// What the stores hold.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// Every session, folder by folder (each folder's files sorted), then the databases'.
+    pub sessions: Vec<Where>,
+    /// Files in session folders that are not sessions (locks, side files, event logs).
+    pub skipped: Vec<Skipped>,
+}
+
+/// Every session of every agent: the files directly in each agent's session folders
+/// (`Env::session_dirs`: pi's project folders, or `--session-dir` alone; oh-my-pi's
+/// buckets; Claude Code's project folders; Codex's day folders) and the sessions in
+/// OpenClaw's databases. Folders inside session folders (Claude Code's subagent and tool
+/// result folders) are not sessions of their own and are not looked into.
+pub fn discover(env: &Env, session_dir: Option<&Path>, formats: &[&'static dyn Format]) -> Discovery {
+    let mut found = Discovery::default();
+    for dir in env.session_dirs(session_dir) {
+        let Ok(read) = std::fs::read_dir(&dir) else { continue };
+        let mut names: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
+        names.sort();
+        for p in names {
+            let Ok(meta) = p.symlink_metadata() else { continue };
+            if meta.is_dir() {
+                continue;
+            }
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if !(name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")) {
+                found.skipped.push(Skipped { path: p, what: "not a session file".into() });
+                continue;
+            }
+            match walk_kind(&p, formats) {
+                None => found.sessions.push(Where::File(p)),
+                Some(what) => found.skipped.push(Skipped { path: p, what }),
+            }
+        }
+    }
+    if session_dir.is_none() {
+        for store in crate::formats::stores(env) {
+            for id in (store.ids)(&store.db) {
+                found.sessions.push(Where::Stored { db: store.db.clone(), agent: store.agent.clone(), id });
+            }
+        }
+    }
+    found
+}
+
+/// Runs `work` on every item on up to `threads` threads (items are taken one at a time,
+/// so a large session does not hold the others up), calling `done` on this thread as
+/// each result arrives, in no particular order. At most `threads` sessions are read at
+/// once, which is what bounds the memory of commands over the whole store.
+pub fn each_parallel<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(usize, &T) -> R + Sync,
+    mut done: impl FnMut(usize, R),
+) {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1).min(items.len().max(1)) {
+            let tx = tx.clone();
+            let (next, work) = (&next, &work);
+            scope.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(k) else { break };
+                if tx.send((k, work(k, item))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (k, r) in rx {
+            done(k, r);
+        }
+    });
+}
+
+/// The threads whole-store commands read on: one per processor.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
