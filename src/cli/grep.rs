@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 
 use super::{locate_arg, Ctx, ExitStatus};
-use crate::render::{self, progress::Progress, sanitize};
+use crate::render::{self, progress::Progress};
 use crate::session::locate::SessionArg;
 use crate::store::grep::{search_all, PatternOptions, Query, Role};
 use crate::store::Where;
@@ -126,7 +126,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
             Err((name, e)) => {
                 failed = true;
                 progress.finish();
-                let _ = writeln!(std::io::stderr(), "pisces: {}: {}", sanitize(&name), sanitize(&e));
+                let _ = writeln!(std::io::stderr(), "{}", render::failure_line(&name, &e));
                 return;
             }
         };

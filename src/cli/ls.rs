@@ -129,7 +129,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         render::ls::write_footer(&mut err, &listing, args.verbose, &scope)?;
     } else {
         for (name, e) in &listing.failed {
-            writeln!(err, "pisces: {}: {}", render::sanitize(name), render::sanitize(e))?;
+            writeln!(err, "{}", render::failure_line(name, e))?;
         }
     }
     Ok(if listing.failed.is_empty() { ExitStatus::Ok } else { ExitStatus::Error })

@@ -107,7 +107,7 @@ pub fn write_footer(w: &mut dyn Write, listing: &Listing, verbose: bool, scope: 
         }
     }
     for (name, e) in &listing.failed {
-        writeln!(w, "pisces: {}: {}", sanitize(name), sanitize(e))?;
+        writeln!(w, "{}", super::failure_line(name, e))?;
     }
     Ok(())
 }

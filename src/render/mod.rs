@@ -140,3 +140,10 @@ pub fn error_text(err: &anyhow::Error, hints: &[String]) -> String {
     }
     sanitize(&out).into_owned()
 }
+
+/// A session a whole-store command could not read, as one stderr line: `pisces: NAME:
+/// ERROR`, the name left out when the error already starts with it.
+pub fn failure_line(name: &str, error: &str) -> String {
+    let what = if error.starts_with(name) { error.to_string() } else { format!("{name}: {error}") };
+    format!("pisces: {}", sanitize(&what))
+}
