@@ -27,8 +27,9 @@ is a SESSION every other command takes.";
 /// One row per session, as its own agent reads it: the title (its name, else its first
 /// prompt), the directory it ran in, when it started and was last active (UTC), its entries,
 /// its leaves (branch tips), how many listed sessions were forked from it, the models its
-/// replies came from, and the tokens and cost of its own entries (what a fork copied or
-/// inherits is not counted again here). Without --all, only the sessions that ran in the
+/// replies came from, and the tokens and cost of the entries in its own file (what a Codex
+/// fork inherits is its parent's; a pi fork's copies of its source's entries are counted
+/// in both: `pisces stats` counts each response once). Without --all, only the sessions that ran in the
 /// current directory are listed, as pi's /resume lists them. Files in session folders that
 /// are not sessions are skipped and counted (-v lists them).
 #[derive(Debug, clap::Args)]

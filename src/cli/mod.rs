@@ -16,6 +16,7 @@ pub mod ls;
 pub mod man;
 pub mod path;
 pub mod show;
+pub mod stats;
 pub mod summarize;
 pub mod tree;
 
@@ -83,6 +84,7 @@ pub enum Command {
     Leaves(leaves::Args),
     Ls(ls::Args),
     Grep(grep::Args),
+    Stats(stats::Args),
     Diff(diff::Args),
     Fork(fork::Args),
     Convert(convert::Args),
@@ -137,6 +139,7 @@ pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
         Command::Leaves(args) => leaves::run(&ctx, args),
         Command::Ls(args) => ls::run(&ctx, args),
         Command::Grep(args) => grep::run(&ctx, args),
+        Command::Stats(args) => stats::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),
         Command::Fork(args) => fork::run(&ctx, args),
         Command::Convert(args) => convert::run(&ctx, args),

@@ -193,7 +193,7 @@ pub fn write_json(w: &mut dyn Write, listing: &Listing) -> std::io::Result<()> {
 }
 
 /// RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled.
-fn csv_field(f: &str) -> String {
+pub(super) fn csv_field(f: &str) -> String {
     if f.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", f.replace('"', "\"\""))
     } else {

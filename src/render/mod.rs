@@ -15,6 +15,7 @@ pub mod leaves;
 pub mod ls;
 pub mod progress;
 pub mod safe;
+pub mod stats;
 pub mod summarize;
 pub mod table;
 pub mod transcript;

@@ -25,6 +25,21 @@ use super::rows::Rows;
 use super::usage::Totals;
 use super::{LoadError, Source};
 
+/// One model response (`Dialect::response`).
+#[derive(Clone, Debug)]
+pub struct Response {
+    /// Names the response: two entries with one key, in any sessions of a format, are
+    /// copies of one response.
+    pub key: String,
+    /// The model it came from.
+    pub model: Option<String>,
+    pub totals: Totals,
+    /// The format records that the response was made in another session (a Claude Code
+    /// line a `--fork-session` copied, a Codex entry a fork inherits): that session's
+    /// to count when both are read.
+    pub copied: bool,
+}
+
 /// What a format is called.
 #[derive(Debug)]
 pub struct FormatInfo {
@@ -145,6 +160,23 @@ pub trait Dialect: Send + Sync {
 
     /// The tokens and cost entry `i` adds to its path (each model response counted once).
     fn usage(&self, s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable>;
+
+    /// The model response entry `i` records, as `pisces stats` counts it across sessions:
+    /// [`Dialect::usage`] with a key that is the same wherever a fork or a copy carries the
+    /// response. By default the entry's id and time (a pi fork or clone copies entries
+    /// verbatim), and its tokens, since an 8-digit id alone can recur across sessions.
+    fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
+        let Some(totals) = self.usage(s, i)? else { return Ok(None) };
+        let v = self.entry(s, i)?;
+        let model = v.pointer("/message/model").and_then(Value::as_str).map(str::to_string);
+        let key = format!(
+            "{}\u{1f}{}\u{1f}{:?}",
+            s.id_str(i).unwrap_or_default(),
+            v.get("timestamp").map(Value::to_string).unwrap_or_default(),
+            (totals.input, totals.output, totals.cache_read, totals.cache_write, totals.cost)
+        );
+        Ok(Some(Response { key, model, totals, copied: self.place(s, i).is_some() }))
+    }
 
     /// Writing into this format: forks, and entries appended to the file.
     fn writer(&self) -> Result<&dyn super::write::Writer, Unsupported>;

@@ -5,6 +5,7 @@
 
 pub mod grep;
 pub mod list;
+pub mod stats;
 pub mod summary;
 
 use std::path::{Path, PathBuf};

@@ -28,6 +28,7 @@ mod repl_pty;
 mod revs;
 mod show_leaves;
 mod snapshots;
+mod stats;
 mod store;
 mod summarize_cmd;
 mod tools_live;
@@ -64,6 +65,7 @@ fn main() {
     trials.extend(show_leaves::trials());
     trials.extend(snapshots::trials());
     trials.extend(store::trials());
+    trials.extend(stats::trials());
     trials.extend(summarize_cmd::trials());
     trials.extend(tools_live::trials());
     trials.extend(tree_cmd::trials());

@@ -13,8 +13,8 @@ use serde_json::Value;
 use crate::common::{check, pisces, stderr, stdout, stdout_json, testdata, TestResult};
 
 /// A home folder with every corpus where its agent keeps sessions, made once.
-struct Home {
-    dir: tempfile::TempDir,
+pub struct Home {
+    pub dir: tempfile::TempDir,
     /// Session files copied in, by agent folder.
     files: usize,
 }
@@ -42,7 +42,7 @@ fn jsonl_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn home() -> &'static Home {
+pub fn home() -> &'static Home {
     static HOME: OnceLock<Home> = OnceLock::new();
     HOME.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
@@ -89,7 +89,7 @@ fn home() -> &'static Home {
     })
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -111,7 +111,7 @@ fn openclaw_state() -> PathBuf {
 }
 
 /// `pisces` with the home folder above and OpenClaw's state folder.
-fn at_home() -> Command {
+pub fn at_home() -> Command {
     let mut c = pisces();
     c.env("HOME", home().dir.path()).env("OPENCLAW_STATE_DIR", openclaw_state());
     c

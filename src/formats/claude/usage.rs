@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::context::line;
 use super::Claude;
 use crate::session::entry::{EntryIdx, Role};
-use crate::session::format::Unreadable;
+use crate::session::format::{Response, Unreadable};
 use crate::session::usage::Totals;
 use crate::session::Session;
 
@@ -108,6 +108,38 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
         }
     };
     Ok(r.message.filter(|m| m.usage.is_some()).map(|m| reply_totals(m.model, m.usage.unwrap_or_default())))
+}
+
+/// Entry `i`'s response for `pisces stats`: keyed by the API's message and request ids (a
+/// reply's lines share them, and a `--fork-session` copies them), as ccusage keys it. A
+/// copied line names the session that made the request in `requestSessionId`.
+pub fn response(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
+    let Some(totals) = entry_usage(s, c, i)? else { return Ok(None) };
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Ids {
+        uuid: Option<String>,
+        timestamp: Option<String>,
+        session_id: Option<String>,
+        request_id: Option<String>,
+        request_session_id: Option<String>,
+        message: Option<Message>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Message {
+        id: Option<String>,
+        model: Option<String>,
+    }
+    // The usage was read, so the line parses.
+    let ids: Ids = serde_json::from_slice(s.raw_line(i)).map_err(|e| Unreadable::at(s, i, e.to_string()))?;
+    let (id, model) = ids.message.map_or((None, None), |m| (m.id, m.model));
+    let key = match (id, &ids.request_id) {
+        (Some(id), Some(req)) => format!("{id}:{req}"),
+        (Some(id), None) => id,
+        _ => format!("{}@{}", ids.uuid.unwrap_or_default(), ids.timestamp.unwrap_or_default()),
+    };
+    let copied = ids.request_session_id.is_some_and(|r| Some(&r) != ids.session_id.as_ref());
+    Ok(Some(Response { key, model, totals, copied }))
 }
 
 fn reply_totals(model: Option<Value>, usage: Value) -> Totals {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{Codex, Kind};
 use crate::session::entry::EntryIdx;
-use crate::session::format::Unreadable;
+use crate::session::format::{Response, Unreadable};
 use crate::session::usage::Totals;
 use crate::session::Session;
 
@@ -70,6 +70,15 @@ pub fn entry_usage(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Totals>
         _ => None,
     };
     Ok(u.map(|u| totals_of(u, c.model(i))))
+}
+
+/// Entry `i`'s response for `pisces stats`: an entry's id names its thread and its place
+/// in it, the same in the rollout that wrote it and in every fork that inherits it.
+pub fn response(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
+    let Some(totals) = entry_usage(s, c, i)? else { return Ok(None) };
+    let key = format!("{}@{:?}", s.id_str(i).unwrap_or_default(), s.time(i));
+    let copied = s.dialect().place(s, i).is_some();
+    Ok(Some(Response { key, model: c.model(i).map(str::to_string), totals, copied }))
 }
 
 #[cfg(test)]

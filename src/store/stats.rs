@@ -1,0 +1,441 @@
+//! `pisces stats`: tokens and cost over many sessions, each model response counted once.
+//!
+//! A response can be in several files: a pi or oh-my-pi fork or clone copies its source's
+//! entries verbatim, a Claude Code `--fork-session` copies lines under the same uuids, and a
+//! Codex fork reads its parent's rollout as the start of its own history. Each format names
+//! its responses with a key that is the same in every copy (`Dialect::response`), and
+//! each key is counted once, for one session:
+//! 1. the session the format says made the response (a line or an entry that is not
+//!    marked copied);
+//! 2. else the oldest of the sessions holding it: the fewest fork links from a session with
+//!    no parent among those read, then the earliest start, then the name.
+//!
+//! `--by branch` gives each branch tip its path's cost (every distinct response the model's
+//! context at that tip was built from) and what it added: the responses on its path and on
+//! no other branch's, in any session read.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use super::{each_parallel, Where};
+use crate::session::format::Format;
+use crate::session::js;
+use crate::session::usage::Totals;
+use crate::session::Session;
+
+/// How rows are grouped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// One row per UTC day.
+    Day,
+    /// One row per week (UTC, weeks start on Monday, named by that Monday).
+    Week,
+    /// One row per UTC month.
+    Month,
+    /// One row per agent.
+    Agent,
+    /// One row per model.
+    Model,
+    /// One row per working directory.
+    Project,
+    /// One row per session.
+    Session,
+    /// One row per branch tip: its path's cost and what it added.
+    Branch,
+}
+
+/// Which responses to count.
+#[derive(Default)]
+pub struct Filter {
+    /// A format's short name or its agent's name, any case (sessions).
+    pub agent: Vec<String>,
+    /// Sessions that ran in this directory.
+    pub cwd: Option<String>,
+    /// Responses at or after / before (ms since the epoch).
+    pub since: Option<f64>,
+    pub until: Option<f64>,
+    /// Responses from a model whose id holds this (any case).
+    pub model: Option<String>,
+}
+
+/// One response as read from one session.
+struct Record {
+    key: u128,
+    time: Option<f64>,
+    model: Option<String>,
+    totals: Totals,
+    copied: bool,
+}
+
+/// A branch tip as read from one session.
+struct Tip {
+    /// A REV for it (its id, else `#LINE`).
+    rev: String,
+    /// The same tip read from another file (a Codex family) has the same identity.
+    identity: u128,
+    /// The responses on its path, each once.
+    keys: Vec<u128>,
+    /// Its own line is in this session's file.
+    own: bool,
+}
+
+/// What one session holds.
+struct Read {
+    name: String,
+    id: String,
+    agent: &'static str,
+    format: &'static str,
+    title: Option<String>,
+    cwd: Option<String>,
+    parent: Option<String>,
+    started: Option<f64>,
+    records: Vec<Record>,
+    tips: Vec<Tip>,
+}
+
+/// One row of the report.
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    /// The group (a day, an agent, a model, a cwd, a session's name, a tip's REV).
+    pub key: String,
+    /// `--by session` and `--by branch`: the session's agent, name, id and title.
+    pub agent: Option<&'static str>,
+    pub session: Option<String>,
+    pub id: Option<String>,
+    pub title: Option<String>,
+    /// Distinct responses counted in the row.
+    pub responses: usize,
+    pub totals: Totals,
+    /// `--by branch`: the responses and totals on this tip's path and no other's.
+    pub added: Option<(usize, Totals)>,
+}
+
+/// The report.
+#[derive(Default)]
+pub struct Stats {
+    pub by: Option<By>,
+    pub rows: Vec<Row>,
+    /// Every distinct response counted (a branch report's rows overlap: this does not).
+    pub responses: usize,
+    pub total: Totals,
+    /// Response lines read that were copies of a response already counted.
+    pub copies: usize,
+    /// Sessions read, and those the filters kept.
+    pub read: usize,
+    pub kept: usize,
+    /// Sessions that could not be read, with why.
+    pub failed: Vec<(String, String)>,
+}
+
+/// Reads `sessions` on `threads` threads and sums their responses as `by` groups them.
+/// `progress(done)` is called as sessions are read.
+pub fn stats(
+    sessions: &[Where],
+    formats: &'static [&'static dyn Format],
+    filter: &Filter,
+    by: By,
+    threads: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Stats {
+    let mut reads: Vec<Option<Result<Read, String>>> = Vec::new();
+    reads.resize_with(sessions.len(), || None);
+    let mut done = 0;
+    each_parallel(
+        sessions,
+        threads,
+        |_, w| read_one(w, formats, by == By::Branch),
+        |k, r| {
+            reads[k] = Some(r);
+            done += 1;
+            progress(done);
+        },
+    );
+    let mut out = Stats { by: Some(by), read: sessions.len(), ..Stats::default() };
+    let mut kept = Vec::new();
+    for (w, r) in sessions.iter().zip(reads) {
+        match r {
+            Some(Ok(r)) if keeps_session(filter, &r) => kept.push(r),
+            Some(Ok(_)) | None => {}
+            Some(Err(e)) => out.failed.push((w.name(), e)),
+        }
+    }
+    out.kept = kept.len();
+    let order = claim_order(&kept);
+    let owner = owners(&kept, &order);
+    let wanted = |r: &Record| keeps_record(filter, r);
+
+    // Each key's record, counted once, for its owner.
+    let mut counted: HashMap<u128, (usize, &Record)> = HashMap::new();
+    for &k in &order {
+        for r in &kept[k].records {
+            if owner.get(&r.key) == Some(&k) && !counted.contains_key(&r.key) {
+                counted.insert(r.key, (k, r));
+            } else {
+                out.copies += 1;
+            }
+        }
+    }
+    for (_, r) in counted.values() {
+        if wanted(r) {
+            out.responses += 1;
+            out.total.add(&r.totals);
+        }
+    }
+    out.rows = match by {
+        By::Branch => branch_rows(&kept, &order, &counted, &wanted),
+        _ => group_rows(&kept, &order, &counted, &wanted, by),
+    };
+    out
+}
+
+fn read_one(w: &Where, formats: &'static [&'static dyn Format], tips: bool) -> Result<Read, String> {
+    let open = || Ok(vec![w.open()?]);
+    crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| Ok(summarize(&sessions[0], w, tips)?))
+        .map_err(|e| format!("{e:#}"))
+}
+
+fn summarize(s: &Session, w: &Where, with_tips: bool) -> Result<Read, crate::session::format::Unreadable> {
+    let d = s.dialect();
+    let summary = super::summary::summarize(s, w.name())?;
+    let mut records = Vec::new();
+    let mut key_of = HashMap::new();
+    for i in s.entries.indices() {
+        if let Some(r) = d.response(s, i)? {
+            let key = hash128(s.format().name, &r.key);
+            key_of.insert(i, key);
+            records.push(Record { key, time: s.time(i), model: r.model, totals: r.totals, copied: r.copied });
+        }
+    }
+    let mut tips = Vec::new();
+    if with_tips {
+        for leaf in s.leaves() {
+            let mut seen = HashSet::new();
+            let keys: Vec<u128> =
+                s.path_to(leaf).iter().filter_map(|i| key_of.get(i).copied()).filter(|k| seen.insert(*k)).collect();
+            let rev = match s.id_str(leaf) {
+                Some(id) => id.to_string(),
+                None => format!("#{}", s.entries[leaf].line.get()),
+            };
+            let identity = hash128(s.format().name, &format!("{rev}\u{1f}{:?}", s.time(leaf)));
+            tips.push(Tip { rev, identity, keys, own: d.place(s, leaf).is_none() });
+        }
+    }
+    Ok(Read {
+        name: summary.name,
+        id: summary.id,
+        agent: summary.agent,
+        format: summary.format,
+        title: summary.title,
+        cwd: summary.cwd,
+        parent: summary.parent,
+        started: summary.started,
+        records,
+        tips,
+    })
+}
+
+/// A key, 128 bits wide so that millions of responses do not collide: SipHash, twice.
+fn hash128(format: &str, key: &str) -> u128 {
+    let half = |seed: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        (seed, format, key).hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0)) << 64) | u128::from(half(1))
+}
+
+fn keeps_session(f: &Filter, r: &Read) -> bool {
+    let agent_ok = f.agent.is_empty()
+        || f.agent.iter().any(|a| a.eq_ignore_ascii_case(r.format) || a.eq_ignore_ascii_case(r.agent));
+    let trim = |s: &str| if s.len() > 1 { s.trim_end_matches('/').to_string() } else { s.to_string() };
+    let cwd_ok = f.cwd.as_deref().is_none_or(|c| r.cwd.as_deref().is_some_and(|rc| trim(rc) == trim(c)));
+    agent_ok && cwd_ok
+}
+
+fn keeps_record(f: &Filter, r: &Record) -> bool {
+    let since_ok = f.since.is_none_or(|t| r.time.is_some_and(|x| x >= t));
+    let until_ok = f.until.is_none_or(|t| r.time.is_some_and(|x| x < t));
+    let model_ok = f
+        .model
+        .as_deref()
+        .is_none_or(|m| r.model.as_deref().is_some_and(|x| x.to_lowercase().contains(&m.to_lowercase())));
+    since_ok && until_ok && model_ok
+}
+
+/// Sessions oldest first: fewest fork links from a session whose parent was not read, then
+/// earliest start, then name.
+fn claim_order(reads: &[Read]) -> Vec<usize> {
+    let mut by_key: HashMap<&str, usize> = HashMap::new();
+    for (k, r) in reads.iter().enumerate() {
+        by_key.entry(r.name.as_str()).or_insert(k);
+        if !r.id.is_empty() {
+            by_key.entry(r.id.as_str()).or_insert(k);
+        }
+    }
+    let depth = |mut k: usize| {
+        let mut d = 0;
+        // A cycle of parents (hand-edited headers) stops at the number of sessions.
+        while let Some(p) = reads[k].parent.as_deref().and_then(|p| by_key.get(p).copied()) {
+            if p == k || d > reads.len() {
+                break;
+            }
+            d += 1;
+            k = p;
+        }
+        d
+    };
+    let depths: Vec<usize> = (0..reads.len()).map(depth).collect();
+    let mut order: Vec<usize> = (0..reads.len()).collect();
+    order.sort_by(|&a, &b| {
+        depths[a]
+            .cmp(&depths[b])
+            .then_with(|| reads[a].started.unwrap_or(f64::MAX).total_cmp(&reads[b].started.unwrap_or(f64::MAX)))
+            .then_with(|| reads[a].name.cmp(&reads[b].name))
+    });
+    order
+}
+
+/// Which session counts each response: the first in `order` holding it unmarked as a
+/// copy, else the first holding it at all.
+fn owners(reads: &[Read], order: &[usize]) -> HashMap<u128, usize> {
+    let mut owner = HashMap::new();
+    for copied in [false, true] {
+        for &k in order {
+            for r in reads[k].records.iter().filter(|r| r.copied == copied) {
+                owner.entry(r.key).or_insert(k);
+            }
+        }
+    }
+    owner
+}
+
+/// `2026-11-29`, the Monday of its week, or `2026-11`.
+fn period(ms: f64, by: By) -> String {
+    const DAY: f64 = 86_400_000.0;
+    let day = (ms / DAY).floor();
+    let at = match by {
+        // 1970-01-01 was a Thursday, three days after a Monday.
+        By::Week => (day - (day + 3.0).rem_euclid(7.0)) * DAY,
+        _ => ms,
+    };
+    let iso = js::iso_string(at as i64);
+    let len = if by == By::Month { 7 } else { 10 };
+    iso.get(..len).unwrap_or(&iso).to_string()
+}
+
+fn group_rows(
+    reads: &[Read],
+    order: &[usize],
+    counted: &HashMap<u128, (usize, &Record)>,
+    wanted: &dyn Fn(&Record) -> bool,
+    by: By,
+) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for &k in order {
+        let s = &reads[k];
+        for r in &s.records {
+            if counted.get(&r.key).is_none_or(|(o, c)| *o != k || !std::ptr::eq(*c, r)) || !wanted(r) {
+                continue;
+            }
+            let key = match by {
+                By::Day | By::Week | By::Month => r.time.map_or_else(|| "(no time)".into(), |t| period(t, by)),
+                By::Agent => s.agent.to_string(),
+                By::Model => r.model.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "(unknown)".into()),
+                By::Project => s.cwd.clone().unwrap_or_else(|| "(no cwd)".into()),
+                By::Session | By::Branch => s.name.clone(),
+            };
+            let n = *at.entry(key.clone()).or_insert_with(|| {
+                let mut row = Row { key, ..Row::default() };
+                if by == By::Session {
+                    row.agent = Some(s.agent);
+                    row.session = Some(s.name.clone());
+                    row.id = Some(s.id.clone());
+                    row.title = s.title.clone();
+                }
+                rows.push(row);
+                rows.len() - 1
+            });
+            rows[n].responses += 1;
+            rows[n].totals.add(&r.totals);
+        }
+    }
+    match by {
+        // Periods in time order; the others most expensive first.
+        By::Day | By::Week | By::Month => rows.sort_by(|a, b| a.key.cmp(&b.key)),
+        _ => rows.sort_by(|a, b| {
+            b.totals.cost.total_cmp(&a.totals.cost).then_with(|| b.totals.tokens().total_cmp(&a.totals.tokens()))
+        }),
+    }
+    rows
+}
+
+fn branch_rows(
+    reads: &[Read],
+    order: &[usize],
+    counted: &HashMap<u128, (usize, &Record)>,
+    wanted: &dyn Fn(&Record) -> bool,
+) -> Vec<Row> {
+    // Each tip once: from the session whose file holds its line, else the first to read it.
+    let mut tips: Vec<(usize, &Tip)> = Vec::new();
+    let mut seen = HashSet::new();
+    for own in [true, false] {
+        for &k in order {
+            for t in reads[k].tips.iter().filter(|t| t.own == own) {
+                if seen.insert(t.identity) {
+                    tips.push((k, t));
+                }
+            }
+        }
+    }
+    tips.sort_by_key(|&(k, _)| order.iter().position(|&o| o == k));
+    let mut paths_holding: HashMap<u128, usize> = HashMap::new();
+    for (_, t) in &tips {
+        for key in &t.keys {
+            *paths_holding.entry(*key).or_default() += 1;
+        }
+    }
+    tips.iter()
+        .map(|&(k, t)| {
+            let s = &reads[k];
+            let mut row = Row {
+                key: t.rev.clone(),
+                agent: Some(s.agent),
+                session: Some(s.name.clone()),
+                id: Some(s.id.clone()),
+                title: s.title.clone(),
+                ..Row::default()
+            };
+            let mut added = (0, Totals::default());
+            for key in &t.keys {
+                let Some((_, r)) = counted.get(key).filter(|(_, r)| wanted(r)) else { continue };
+                row.responses += 1;
+                row.totals.add(&r.totals);
+                if paths_holding.get(key) == Some(&1) {
+                    added.0 += 1;
+                    added.1.add(&r.totals);
+                }
+            }
+            row.added = Some(added);
+            row
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weeks_start_on_monday() {
+        // 2026-12-02 was a Wednesday; 2026-11-30 the Monday before it.
+        let wed = js::parse_date("2026-12-02T10:00:00.000Z").unwrap();
+        assert_eq!(period(wed, By::Week), "2026-11-30");
+        let mon = js::parse_date("2026-11-30T00:00:00.000Z").unwrap();
+        assert_eq!(period(mon, By::Week), "2026-11-30");
+        let sun = js::parse_date("2026-11-29T23:59:59.000Z").unwrap();
+        assert_eq!(period(sun, By::Week), "2026-11-23");
+        assert_eq!(period(wed, By::Month), "2026-12");
+        assert_eq!(period(wed, By::Day), "2026-12-02");
+    }
+}
