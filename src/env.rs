@@ -39,6 +39,8 @@ pub struct Env {
     /// OpenClaw's state folders (`$OPENCLAW_STATE_DIR`, else `~/.openclaw`), whose
     /// `agents/<agent>/agent/openclaw-agent.sqlite` hold its transcripts.
     pub openclaw_states: Vec<PathBuf>,
+    /// pisces's own cache folder: `$XDG_CACHE_HOME/pisces`, else `~/.cache/pisces`.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Env {
@@ -77,6 +79,10 @@ impl Env {
             None => env.home.as_ref().map(|h| h.join(".codex")),
         };
         env.omp_dirs = env.omp_roots();
+        env.cache_dir = match env.var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+            Some(d) => Some(PathBuf::from(d).join("pisces")),
+            None => env.home.as_ref().map(|h| h.join(".cache").join("pisces")),
+        };
         env.openclaw_states = match env.var("OPENCLAW_STATE_DIR") {
             Some(d) => vec![expand_tilde(&d, env.home.as_deref())],
             None => env.home.iter().map(|h| h.join(".openclaw")).collect(),

@@ -4,6 +4,7 @@ use std::io::{BufWriter, Write};
 
 use super::{Ctx, ExitStatus};
 use crate::render::{self, progress::Progress};
+use crate::store::cache::Kind;
 use crate::store::grep::{PatternOptions, Query};
 use crate::store::list::{self, Filter, SortKey};
 
@@ -108,10 +109,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         grep: args.grep.as_deref().map(|p| Query::new(p, PatternOptions::default())).transpose()?,
     };
     let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats);
+    let cache = super::open_cache(ctx, Kind::Summaries, Some(&found.sessions));
     let progress = Progress::new("reading", found.sessions.len());
+    let threads = crate::store::threads();
     let listing =
-        list::list(found, ctx.formats, &filter, args.sort, crate::store::threads(), &mut |done, _| progress.set(done));
+        list::list(found, ctx.formats, &filter, args.sort, threads, cache.as_ref(), &mut |done, _| progress.set(done));
     progress.finish();
+    let cached = cache.as_ref().map_or(0, |c| c.hits.load(std::sync::atomic::Ordering::Relaxed));
+    super::save_cache(cache);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.format {
         Format::Text => {
@@ -127,7 +132,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     };
     let mut err = std::io::stderr().lock();
     if args.format == Format::Text {
-        render::ls::write_footer(&mut err, &listing, args.verbose, &scope)?;
+        render::ls::write_footer(&mut err, &listing, args.verbose, &scope, cached)?;
     } else {
         for (name, e) in &listing.failed {
             writeln!(err, "{}", render::failure_line(name, e))?;

@@ -72,6 +72,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
 
+    /// Read every session file whole, without the cache of what `ls` and `stats` learnt
+    /// of each ($XDG_CACHE_HOME/pisces, else ~/.cache/pisces), and leave the cache as it is.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -113,6 +118,8 @@ pub struct Ctx {
     pub env: Env,
     /// `--session-dir`.
     pub session_dir: Option<PathBuf>,
+    /// The whole-store cache's folder (`None`: `--no-cache`, or no home to keep it in).
+    pub cache_dir: Option<PathBuf>,
     /// The formats sessions are read in.
     pub formats: &'static [&'static dyn Format],
 }
@@ -125,11 +132,13 @@ impl Ctx {
 }
 
 pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
+    let cache_dir = if cli.no_cache { None } else { env.cache_dir.clone() };
     let ctx = Ctx {
         ui: Ui::new(cli.color, &env),
         strict: cli.strict,
         env,
         session_dir: cli.session_dir,
+        cache_dir,
         formats: crate::formats::all(),
     };
     match cli.command {
@@ -156,6 +165,33 @@ pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
 pub fn locate_arg(ctx: &Ctx, arg: &str) -> anyhow::Result<SessionArg> {
     let stores = || crate::formats::stores(&ctx.env);
     Ok(crate::session::locate::locate_with_stores(arg, || ctx.session_dirs(), stores)?)
+}
+
+/// The whole-store cache of `kind`, unless `--no-cache`. `found`: the whole store's
+/// listing, when it was discovered (sessions of formats that read other files of the
+/// store are cached only then).
+pub fn open_cache(
+    ctx: &Ctx,
+    kind: crate::store::cache::Kind,
+    found: Option<&[crate::store::Where]>,
+) -> Option<crate::store::cache::Cache> {
+    let listing = found.map(|f| {
+        crate::store::cache::listing_stamp(f.iter().filter_map(|w| match w {
+            crate::store::Where::File(p) => Some(p.as_path()),
+            crate::store::Where::Stored { .. } => None,
+        }))
+    });
+    ctx.cache_dir.as_deref().map(|d| crate::store::cache::Cache::open(d, kind, ctx.formats, listing))
+}
+
+/// Writes what a run added to the cache; a cache that cannot be written is said once,
+/// and is no failure of the command.
+pub fn save_cache(cache: Option<crate::store::cache::Cache>) {
+    if let Some(c) = cache {
+        if let Err(e) = c.save() {
+            let _ = writeln!(std::io::stderr(), "pisces: warning: the cache was not saved: {e}");
+        }
+    }
 }
 
 /// Opens the bytes a SESSION argument names.

@@ -2,9 +2,10 @@
 
 use std::io::{BufWriter, Write};
 
-use super::{locate_arg, Ctx, ExitStatus};
+use super::{locate_arg, open_cache, save_cache, Ctx, ExitStatus};
 use crate::render::{self, progress::Progress};
 use crate::session::locate::SessionArg;
+use crate::store::cache::Kind;
 use crate::store::list::parse_time;
 use crate::store::stats::{self, By, Filter};
 use crate::store::Where;
@@ -86,7 +87,8 @@ pub enum Format {
     /// `{"version":1, "by", "rows":[{"key", "agent"?, "session"?, "sessionId"?, "title"?,
     /// "responses", "usage":{"input", "output", "cacheRead", "cacheWrite", "totalTokens",
     /// "tokens", "cost"}, "added"?:{"responses", "usage"}}], "total":{"responses", "usage"},
-    /// "copies", "sessions", "failed":[{"session", "error"}]}`.
+    /// "copies", "sessions", "cached" (sessions the cache answered for), "failed":[{"session",
+    /// "error"}]}`.
     Json,
     /// One header line, then one line per row (RFC 4180; no total row).
     Csv,
@@ -107,7 +109,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         until: time(&args.until).map_err(anyhow::Error::msg)?,
         model: args.model.clone(),
     };
-    let sessions: Vec<Where> = if args.sessions.is_empty() {
+    let discovered = args.sessions.is_empty();
+    let sessions: Vec<Where> = if discovered {
         crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats).sessions
     } else {
         let mut named = Vec::new();
@@ -120,10 +123,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         }
         named
     };
+    let cache = open_cache(ctx, Kind::Responses, discovered.then_some(&sessions[..]));
     let progress = Progress::new("reading", sessions.len());
+    let threads = crate::store::threads();
     let report =
-        stats::stats(&sessions, ctx.formats, &filter, args.by, crate::store::threads(), &mut |done| progress.set(done));
+        stats::stats(&sessions, ctx.formats, &filter, args.by, threads, cache.as_ref(), &mut |done| progress.set(done));
     progress.finish();
+    save_cache(cache);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.format {
         Format::Text => render::stats::write_text(&mut out, &ctx.ui, &report)?,

@@ -87,7 +87,14 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, listing: &Listing, home: Option<&s
 }
 
 /// The line under the table (on stderr): what was read, kept, skipped and failed.
-pub fn write_footer(w: &mut dyn Write, listing: &Listing, verbose: bool, scope: &str) -> std::io::Result<()> {
+/// `cached`: how many sessions the cache answered for (said with `-v`).
+pub fn write_footer(
+    w: &mut dyn Write,
+    listing: &Listing,
+    verbose: bool,
+    scope: &str,
+    cached: usize,
+) -> std::io::Result<()> {
     let n = listing.rows.len();
     write!(w, "{n} session{} {scope}", if n == 1 { "" } else { "s" })?;
     if listing.read != n {
@@ -99,6 +106,9 @@ pub fn write_footer(w: &mut dyn Write, listing: &Listing, verbose: bool, scope: 
         if !verbose {
             write!(w, " (-v lists them)")?;
         }
+    }
+    if verbose {
+        write!(w, "; {cached} of {} read from the cache", listing.read)?;
     }
     writeln!(w)?;
     if verbose {

@@ -164,6 +164,7 @@ struct StatsJson<'a> {
     total: TotalJson,
     copies: usize,
     sessions: usize,
+    cached: usize,
     failed: Vec<FailedJson<'a>>,
 }
 
@@ -205,6 +206,7 @@ pub fn write_json(w: &mut dyn Write, stats: &Stats) -> std::io::Result<()> {
         total: TotalJson { responses: stats.responses, usage: UsageJson::of(&stats.total) },
         copies: stats.copies,
         sessions: stats.kept,
+        cached: stats.cached,
         failed: stats.failed.iter().map(|(s, e)| FailedJson { session: s, error: e }).collect(),
     };
     serde_json::to_writer_pretty(&mut *w, &doc)?;

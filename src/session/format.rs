@@ -92,6 +92,13 @@ pub trait Format: Sync {
         Vec::new()
     }
 
+    /// Whether [`Format::companions`] finds files by listing the store, so that a new
+    /// file elsewhere (a fork) can change what a session holds (Codex: yes). The
+    /// whole-store cache keys such sessions on the store's listing too.
+    fn reads_family(&self) -> bool {
+        false
+    }
+
     /// Whether the files this format claims are sessions. A format that recognises a file
     /// only to refuse it (an event log that starts like a pi session) says no, and
     /// commands that walk a store skip such files with a note.

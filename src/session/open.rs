@@ -99,6 +99,15 @@ pub struct Reading<'r> {
 }
 
 impl Reading<'_> {
+    /// Every file the sessions were read from (a Codex fork's and the rollouts it reads
+    /// with it), in order: what the whole-store cache keys their facts on.
+    pub fn files(&self) -> Vec<std::path::PathBuf> {
+        self.sources
+            .iter()
+            .flat_map(|s| s.parts().into_iter().filter_map(|(_, p, _)| p.map(|p| p.to_path_buf())))
+            .collect()
+    }
+
     /// Called by a step before it writes its output: reports the diagnostics of every
     /// session (and fails under `--strict`, through the report), and makes sure the files
     /// did not change until now (else the read is repeated).

@@ -1,5 +1,7 @@
 //! `pisces ls`: every session found, read in parallel, summed up, filtered and sorted.
 
+use super::cache::Cache;
+use super::facts::{self, Need};
 use super::grep::Query;
 use super::summary::{link_forks, summarize, Summary};
 use super::{each_parallel, Discovery, Skipped, Where};
@@ -86,6 +88,7 @@ pub fn list(
     filter: &Filter,
     sort: SortKey,
     threads: usize,
+    cache: Option<&Cache>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Listing {
     let total = found.sessions.len();
@@ -94,7 +97,7 @@ pub fn list(
     each_parallel(
         &found.sessions,
         threads,
-        |_, w| read_summary(w, formats, filter.grep.as_ref()),
+        |_, w| read_summary(w, formats, filter.grep.as_ref(), cache),
         |k, r| {
             results[k] = Some(r);
             done += 1;
@@ -122,14 +125,16 @@ fn read_summary(
     w: &Where,
     formats: &'static [&'static dyn Format],
     grep: Option<&Query>,
+    cache: Option<&Cache>,
 ) -> Result<(Summary, bool), String> {
+    let Some(q) = grep else {
+        // Without text to search, what the cache holds is enough.
+        return Ok((facts::read(w, formats, Need::default(), cache)?.summary, true));
+    };
     let open = || Ok(vec![w.open()?]);
     crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| {
         let s = &sessions[0];
-        let matched = match grep {
-            Some(q) => !super::grep::search(s, q, None, true)?.is_empty(),
-            None => true,
-        };
+        let matched = !super::grep::search(s, q, None, true)?.is_empty();
         Ok((summarize(s, w.name())?, matched))
     })
     .map_err(|e| format!("{e:#}"))

@@ -3,6 +3,8 @@
 //! lookup uses (`Env::session_dirs`, `formats::stores`); reading is each format's, behind
 //! the seam, so nothing here knows one format from another.
 
+pub mod cache;
+pub mod facts;
 pub mod grep;
 pub mod list;
 pub mod stats;

@@ -15,13 +15,13 @@
 //! no other branch's, in any session read.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 
+use super::cache::Cache;
+use super::facts::{self, Facts, Need, Record, Tip};
 use super::{each_parallel, Where};
 use crate::session::format::Format;
 use crate::session::js;
 use crate::session::usage::Totals;
-use crate::session::Session;
 
 /// How rows are grouped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -58,41 +58,6 @@ pub struct Filter {
     pub model: Option<String>,
 }
 
-/// One response as read from one session.
-struct Record {
-    key: u128,
-    time: Option<f64>,
-    model: Option<String>,
-    totals: Totals,
-    copied: bool,
-}
-
-/// A branch tip as read from one session.
-struct Tip {
-    /// A REV for it (its id, else `#LINE`).
-    rev: String,
-    /// The same tip read from another file (a Codex family) has the same identity.
-    identity: u128,
-    /// The responses on its path, each once.
-    keys: Vec<u128>,
-    /// Its own line is in this session's file.
-    own: bool,
-}
-
-/// What one session holds.
-struct Read {
-    name: String,
-    id: String,
-    agent: &'static str,
-    format: &'static str,
-    title: Option<String>,
-    cwd: Option<String>,
-    parent: Option<String>,
-    started: Option<f64>,
-    records: Vec<Record>,
-    tips: Vec<Tip>,
-}
-
 /// One row of the report.
 #[derive(Clone, Debug, Default)]
 pub struct Row {
@@ -123,6 +88,8 @@ pub struct Stats {
     /// Sessions read, and those the filters kept.
     pub read: usize,
     pub kept: usize,
+    /// Sessions the cache answered for.
+    pub cached: usize,
     /// Sessions that could not be read, with why.
     pub failed: Vec<(String, String)>,
 }
@@ -135,22 +102,24 @@ pub fn stats(
     filter: &Filter,
     by: By,
     threads: usize,
+    cache: Option<&Cache>,
     progress: &mut dyn FnMut(usize),
 ) -> Stats {
-    let mut reads: Vec<Option<Result<Read, String>>> = Vec::new();
+    let mut reads: Vec<Option<Result<Facts, String>>> = Vec::new();
     reads.resize_with(sessions.len(), || None);
     let mut done = 0;
     each_parallel(
         sessions,
         threads,
-        |_, w| read_one(w, formats, by == By::Branch),
+        |_, w| facts::read(w, formats, Need { records: true, tips: by == By::Branch }, cache),
         |k, r| {
             reads[k] = Some(r);
             done += 1;
             progress(done);
         },
     );
-    let mut out = Stats { by: Some(by), read: sessions.len(), ..Stats::default() };
+    let cached = cache.map_or(0, |c| c.hits.load(std::sync::atomic::Ordering::Relaxed));
+    let mut out = Stats { by: Some(by), read: sessions.len(), cached, ..Stats::default() };
     let mut kept = Vec::new();
     for (w, r) in sessions.iter().zip(reads) {
         match r {
@@ -164,21 +133,20 @@ pub fn stats(
     let owner = owners(&kept, &order);
     let wanted = |r: &Record| keeps_record(filter, r);
 
-    // Each key's record, counted once, for its owner.
+    // Each key's record, counted once, for its owner (summed in this order, so that the
+    // floating-point totals are the same on every run).
     let mut counted: HashMap<u128, (usize, &Record)> = HashMap::new();
     for &k in &order {
         for r in &kept[k].records {
             if owner.get(&r.key) == Some(&k) && !counted.contains_key(&r.key) {
                 counted.insert(r.key, (k, r));
+                if wanted(r) {
+                    out.responses += 1;
+                    out.total.add(&r.totals);
+                }
             } else {
                 out.copies += 1;
             }
-        }
-    }
-    for (_, r) in counted.values() {
-        if wanted(r) {
-            out.responses += 1;
-            out.total.add(&r.totals);
         }
     }
     out.rows = match by {
@@ -188,67 +156,11 @@ pub fn stats(
     out
 }
 
-fn read_one(w: &Where, formats: &'static [&'static dyn Format], tips: bool) -> Result<Read, String> {
-    let open = || Ok(vec![w.open()?]);
-    crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| Ok(summarize(&sessions[0], w, tips)?))
-        .map_err(|e| format!("{e:#}"))
-}
-
-fn summarize(s: &Session, w: &Where, with_tips: bool) -> Result<Read, crate::session::format::Unreadable> {
-    let d = s.dialect();
-    let summary = super::summary::summarize(s, w.name())?;
-    let mut records = Vec::new();
-    let mut key_of = HashMap::new();
-    for i in s.entries.indices() {
-        if let Some(r) = d.response(s, i)? {
-            let key = hash128(s.format().name, &r.key);
-            key_of.insert(i, key);
-            records.push(Record { key, time: s.time(i), model: r.model, totals: r.totals, copied: r.copied });
-        }
-    }
-    let mut tips = Vec::new();
-    if with_tips {
-        for leaf in s.leaves() {
-            let mut seen = HashSet::new();
-            let keys: Vec<u128> =
-                s.path_to(leaf).iter().filter_map(|i| key_of.get(i).copied()).filter(|k| seen.insert(*k)).collect();
-            let rev = match s.id_str(leaf) {
-                Some(id) => id.to_string(),
-                None => format!("#{}", s.entries[leaf].line.get()),
-            };
-            let identity = hash128(s.format().name, &format!("{rev}\u{1f}{:?}", s.time(leaf)));
-            tips.push(Tip { rev, identity, keys, own: d.place(s, leaf).is_none() });
-        }
-    }
-    Ok(Read {
-        name: summary.name,
-        id: summary.id,
-        agent: summary.agent,
-        format: summary.format,
-        title: summary.title,
-        cwd: summary.cwd,
-        parent: summary.parent,
-        started: summary.started,
-        records,
-        tips,
-    })
-}
-
-/// A key, 128 bits wide so that millions of responses do not collide: SipHash, twice.
-fn hash128(format: &str, key: &str) -> u128 {
-    let half = |seed: u8| {
-        let mut h = std::hash::DefaultHasher::new();
-        (seed, format, key).hash(&mut h);
-        h.finish()
-    };
-    (u128::from(half(0)) << 64) | u128::from(half(1))
-}
-
-fn keeps_session(f: &Filter, r: &Read) -> bool {
+fn keeps_session(f: &Filter, r: &Facts) -> bool {
     let agent_ok = f.agent.is_empty()
-        || f.agent.iter().any(|a| a.eq_ignore_ascii_case(r.format) || a.eq_ignore_ascii_case(r.agent));
+        || f.agent.iter().any(|a| a.eq_ignore_ascii_case(r.summary.format) || a.eq_ignore_ascii_case(r.summary.agent));
     let trim = |s: &str| if s.len() > 1 { s.trim_end_matches('/').to_string() } else { s.to_string() };
-    let cwd_ok = f.cwd.as_deref().is_none_or(|c| r.cwd.as_deref().is_some_and(|rc| trim(rc) == trim(c)));
+    let cwd_ok = f.cwd.as_deref().is_none_or(|c| r.summary.cwd.as_deref().is_some_and(|rc| trim(rc) == trim(c)));
     agent_ok && cwd_ok
 }
 
@@ -264,18 +176,18 @@ fn keeps_record(f: &Filter, r: &Record) -> bool {
 
 /// Sessions oldest first: fewest fork links from a session whose parent was not read, then
 /// earliest start, then name.
-fn claim_order(reads: &[Read]) -> Vec<usize> {
+fn claim_order(reads: &[Facts]) -> Vec<usize> {
     let mut by_key: HashMap<&str, usize> = HashMap::new();
     for (k, r) in reads.iter().enumerate() {
-        by_key.entry(r.name.as_str()).or_insert(k);
-        if !r.id.is_empty() {
-            by_key.entry(r.id.as_str()).or_insert(k);
+        by_key.entry(r.summary.name.as_str()).or_insert(k);
+        if !r.summary.id.is_empty() {
+            by_key.entry(r.summary.id.as_str()).or_insert(k);
         }
     }
     let depth = |mut k: usize| {
         let mut d = 0;
         // A cycle of parents (hand-edited headers) stops at the number of sessions.
-        while let Some(p) = reads[k].parent.as_deref().and_then(|p| by_key.get(p).copied()) {
+        while let Some(p) = reads[k].summary.parent.as_deref().and_then(|p| by_key.get(p).copied()) {
             if p == k || d > reads.len() {
                 break;
             }
@@ -289,15 +201,17 @@ fn claim_order(reads: &[Read]) -> Vec<usize> {
     order.sort_by(|&a, &b| {
         depths[a]
             .cmp(&depths[b])
-            .then_with(|| reads[a].started.unwrap_or(f64::MAX).total_cmp(&reads[b].started.unwrap_or(f64::MAX)))
-            .then_with(|| reads[a].name.cmp(&reads[b].name))
+            .then_with(|| {
+                reads[a].summary.started.unwrap_or(f64::MAX).total_cmp(&reads[b].summary.started.unwrap_or(f64::MAX))
+            })
+            .then_with(|| reads[a].summary.name.cmp(&reads[b].summary.name))
     });
     order
 }
 
 /// Which session counts each response: the first in `order` holding it unmarked as a
 /// copy, else the first holding it at all.
-fn owners(reads: &[Read], order: &[usize]) -> HashMap<u128, usize> {
+fn owners(reads: &[Facts], order: &[usize]) -> HashMap<u128, usize> {
     let mut owner = HashMap::new();
     for copied in [false, true] {
         for &k in order {
@@ -324,7 +238,7 @@ fn period(ms: f64, by: By) -> String {
 }
 
 fn group_rows(
-    reads: &[Read],
+    reads: &[Facts],
     order: &[usize],
     counted: &HashMap<u128, (usize, &Record)>,
     wanted: &dyn Fn(&Record) -> bool,
@@ -340,18 +254,18 @@ fn group_rows(
             }
             let key = match by {
                 By::Day | By::Week | By::Month => r.time.map_or_else(|| "(no time)".into(), |t| period(t, by)),
-                By::Agent => s.agent.to_string(),
+                By::Agent => s.summary.agent.to_string(),
                 By::Model => r.model.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "(unknown)".into()),
-                By::Project => s.cwd.clone().unwrap_or_else(|| "(no cwd)".into()),
-                By::Session | By::Branch => s.name.clone(),
+                By::Project => s.summary.cwd.clone().unwrap_or_else(|| "(no cwd)".into()),
+                By::Session | By::Branch => s.summary.name.clone(),
             };
             let n = *at.entry(key.clone()).or_insert_with(|| {
                 let mut row = Row { key, ..Row::default() };
                 if by == By::Session {
-                    row.agent = Some(s.agent);
-                    row.session = Some(s.name.clone());
-                    row.id = Some(s.id.clone());
-                    row.title = s.title.clone();
+                    row.agent = Some(s.summary.agent);
+                    row.session = Some(s.summary.name.clone());
+                    row.id = Some(s.summary.id.clone());
+                    row.title = s.summary.title.clone();
                 }
                 rows.push(row);
                 rows.len() - 1
@@ -371,7 +285,7 @@ fn group_rows(
 }
 
 fn branch_rows(
-    reads: &[Read],
+    reads: &[Facts],
     order: &[usize],
     counted: &HashMap<u128, (usize, &Record)>,
     wanted: &dyn Fn(&Record) -> bool,
@@ -381,7 +295,7 @@ fn branch_rows(
     let mut seen = HashSet::new();
     for own in [true, false] {
         for &k in order {
-            for t in reads[k].tips.iter().filter(|t| t.own == own) {
+            for t in reads[k].tips.iter().flatten().filter(|t| t.own == own) {
                 if seen.insert(t.identity) {
                     tips.push((k, t));
                 }
@@ -400,10 +314,10 @@ fn branch_rows(
             let s = &reads[k];
             let mut row = Row {
                 key: t.rev.clone(),
-                agent: Some(s.agent),
-                session: Some(s.name.clone()),
-                id: Some(s.id.clone()),
-                title: s.title.clone(),
+                agent: Some(s.summary.agent),
+                session: Some(s.summary.name.clone()),
+                id: Some(s.summary.id.clone()),
+                title: s.summary.title.clone(),
                 ..Row::default()
             };
             let mut added = (0, Totals::default());

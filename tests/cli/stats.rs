@@ -21,6 +21,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("stats::pi_fork_family_counted_once", pi_fork_family),
         Trial::test("stats::same_totals_as_ccusage_where_it_counts_right", same_as_ccusage),
         Trial::test("stats::csv_and_text", csv_and_text),
+        Trial::test("stats::the_cache_never_gives_a_wrong_answer", cache_torture),
     ]
 }
 
@@ -306,4 +307,174 @@ fn csv_and_text() -> TestResult {
     let footer = String::from_utf8(out.stderr)?;
     check(table.lines().last().is_some_and(|l| l.starts_with("Total")), || format!("no total row: {table}"))?;
     check(footer.contains("each counted once") && footer.contains("not counted again"), || footer.clone())
+}
+
+/// A store and a cache of its own, to change under the cache's feet.
+struct Store {
+    home: tempfile::TempDir,
+    cache: tempfile::TempDir,
+}
+
+impl Store {
+    fn pi(&self) -> std::path::PathBuf {
+        self.home.path().join(".pi/agent/sessions/--home-dev-todo-cli--")
+    }
+
+    fn codex(&self) -> std::path::PathBuf {
+        self.home.path().join(".codex/sessions/2026/12/02")
+    }
+
+    fn run(&self, args: &[&str], cached: bool) -> Result<Value, libtest_mimic::Failed> {
+        let mut c = pisces();
+        c.env("HOME", self.home.path()).env("XDG_CACHE_HOME", self.cache.path());
+        if !cached {
+            c.arg("--no-cache");
+        }
+        let mut doc = stdout_json(&c.args(args).output()?)?;
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("cached");
+        }
+        Ok(doc)
+    }
+
+    /// Every whole-store answer with the cache is the answer without it.
+    fn same(&self, when: &str) -> TestResult {
+        for args in [
+            &["ls", "--all", "--format", "json"][..],
+            &["stats", "--all", "--by", "session", "--format", "json"],
+            &["stats", "--all", "--by", "branch", "--format", "json"],
+        ] {
+            let (with, without) = (self.run(args, true)?, self.run(args, false)?);
+            check(with == without, || {
+                format!("{when}: `{}` with the cache:\n{with}\nwithout:\n{without}", args.join(" "))
+            })?;
+        }
+        Ok(())
+    }
+
+    fn cached(&self) -> Result<u64, libtest_mimic::Failed> {
+        let mut c = pisces();
+        c.env("HOME", self.home.path()).env("XDG_CACHE_HOME", self.cache.path());
+        Ok(stdout_json(&c.args(["stats", "--all", "--format", "json"]).output()?)?["cached"].as_u64().unwrap_or(0))
+    }
+}
+
+fn cache_torture() -> TestResult {
+    let store = Store { home: tempfile::tempdir()?, cache: tempfile::tempdir()? };
+    fs::create_dir_all(store.pi())?;
+    for n in ["01-linear-chat", "02-tool-use", "12-fork-source", "13-fork-child"] {
+        fs::copy(testdata().join(format!("pi-1.6.0/{n}.jsonl")), store.pi().join(format!("{n}.jsonl")))?;
+    }
+    let claude = store.home.path().join(".claude/projects/-home-dev-todo-cli");
+    fs::create_dir_all(&claude)?;
+    for n in ["07-fork-source", "07-fork-copy"] {
+        fs::copy(testdata().join(format!("claude-code-2.1.332/{n}.jsonl")), claude.join(format!("{n}.jsonl")))?;
+    }
+    // Codex's family without fork D, which comes later.
+    let codex_src = testdata().join("codex-0.171.0/03-forks/sessions/2026/12/02");
+    fs::create_dir_all(store.codex())?;
+    let fork_d = "rollout-2026-12-02T22-54-33-01a238f7-7f30-7b42-a1dc-0a741152d77c.jsonl";
+    for e in fs::read_dir(&codex_src)? {
+        let e = e?;
+        if e.file_name() != fork_d {
+            fs::copy(e.path(), store.codex().join(e.file_name()))?;
+        }
+    }
+    store.same("a cold cache")?;
+    let n = store.cached()?;
+    check(n == 9, || format!("a warm run takes 9 sessions from the cache, not {n}"))?;
+    let dir = store.cache.path().join("pisces");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&fs::metadata(&dir)?.permissions()) & 0o777;
+    check(mode == 0o700, || format!("the cache folder's mode is {mode:o}"))?;
+    for f in fs::read_dir(&dir)? {
+        let text = fs::read(f?.path())?;
+        check(!text.windows(9).any(|w| w == b"Priorities"), || "the cache holds a reply's text".into())?;
+    }
+    let before = store.run(&["stats", "--all", "--format", "json"], true)?;
+
+    // Appended: a reply more at the end of a pi session.
+    let chat = store.pi().join("01-linear-chat.jsonl");
+    let text = fs::read_to_string(&chat)?;
+    let mut last: Value = serde_json::from_str(text.lines().last().unwrap())?;
+    last["parentId"] = last["id"].clone();
+    last["id"] = "feed0001".into();
+    last["timestamp"] = "2026-11-29T19:20:00.000Z".into();
+    last["message"]["usage"]["output"] = 1234.into();
+    fs::write(&chat, format!("{text}{last}\n"))?;
+    store.same("a session appended to")?;
+    let after = store.run(&["stats", "--all", "--format", "json"], true)?;
+    check(after["total"]["responses"].as_u64() == before["total"]["responses"].as_u64().map(|n| n + 1), || {
+        format!("the appended reply is not counted: {} then {}", before["total"], after["total"])
+    })?;
+
+    // Rewritten in place, the same size and the same modification time: its header's cwd.
+    let source = store.pi().join("12-fork-source.jsonl");
+    let text = fs::read_to_string(&source)?;
+    let stamp = tempfile::NamedTempFile::new()?;
+    std::process::Command::new("touch").arg("-r").arg(&source).arg(stamp.path()).status()?;
+    fs::write(&source, text.replacen("todo-cli", "todo-clj", 1))?;
+    std::process::Command::new("touch").arg("-r").arg(stamp.path()).arg(&source).status()?;
+    store.same("a session rewritten in place")?;
+
+    // Truncated to its first lines.
+    let tools = store.pi().join("02-tool-use.jsonl");
+    let text = fs::read_to_string(&tools)?;
+    let kept: Vec<&str> = text.lines().take(5).collect();
+    fs::write(&tools, format!("{}\n", kept.join("\n")))?;
+    store.same("a session truncated")?;
+
+    // Replaced by another file of the same size (a rename over it), one reply's tokens
+    // changed in its middle.
+    let child = store.pi().join("13-fork-child.jsonl");
+    let text = fs::read_to_string(&child)?;
+    let at = text.len() / 2 + text[text.len() / 2..].find("\"output\":").unwrap() + 9;
+    let digit = text.as_bytes()[at];
+    let mut changed = text.into_bytes();
+    changed[at] = if digit == b'9' { b'8' } else { digit + 1 };
+    let other = store.pi().join("other.tmp");
+    fs::write(&other, &changed)?;
+    fs::rename(&other, &child)?;
+    store.same("a session replaced by another of its size")?;
+
+    // A new Codex fork: its parent's tree (and its branches) grow.
+    fs::copy(codex_src.join(fork_d), store.codex().join(fork_d))?;
+    store.same("a new fork")?;
+
+    // The cache damaged: a byte flipped, cut short, a foreign file.
+    for damage in 0..3 {
+        for f in fs::read_dir(&dir)? {
+            let p = f?.path();
+            let mut b = fs::read(&p)?;
+            match damage {
+                0 => {
+                    let k = b.len() / 2;
+                    b[k] ^= 0x20;
+                }
+                1 => b.truncate(b.len() / 3),
+                _ => b = b"{\"not\": \"a pisces cache\"}".to_vec(),
+            }
+            fs::write(&p, b)?;
+        }
+        store.same(&format!("a damaged cache ({damage})"))?;
+    }
+
+    // Two processes at once, from an empty cache: both right, and the cache after them too.
+    fs::remove_dir_all(&dir)?;
+    let want = store.run(&["stats", "--all", "--by", "session", "--format", "json"], false)?;
+    let spawn = || {
+        let mut c = pisces();
+        c.env("HOME", store.home.path()).env("XDG_CACHE_HOME", store.cache.path());
+        c.args(["stats", "--all", "--by", "session", "--format", "json"]);
+        c.stdout(std::process::Stdio::piped()).spawn()
+    };
+    let (a, b) = (spawn()?, spawn()?);
+    for child in [a, b] {
+        let out = child.wait_with_output()?;
+        let mut got: Value = serde_json::from_slice(&out.stdout)?;
+        got.as_object_mut().map(|o| o.remove("cached"));
+        check(got == want, || format!("a process running beside another: {got}"))?;
+    }
+    let n = store.cached()?;
+    check(n == 10, || format!("after two processes, the cache holds {n} of 10 sessions"))?;
+    store.same("after two processes")
 }

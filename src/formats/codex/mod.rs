@@ -88,6 +88,10 @@ impl Format for CodexFormat {
         let first = &bytes[..memchr::memchr(b'\n', bytes).unwrap_or(bytes.len())];
         family::companions(path, first)
     }
+
+    fn reads_family(&self) -> bool {
+        true
+    }
 }
 
 /// What a line is.

@@ -1,0 +1,605 @@
+//! The whole-store cache: what `ls` and `stats` learnt of each session file, kept under
+//! `$XDG_CACHE_HOME/pisces` (else `~/.cache/pisces`, mode 0700) so that a second run reads
+//! only the files that changed.
+//!
+//! Per file it holds the facts of [`super::facts`]: the `ls` row (format, header facts,
+//! title, counts, models, totals) and, for `stats`, each response's key, time, model and
+//! tokens, and branch tips. Never message text. Each fact set is keyed by every file it
+//! was read from (a Codex fork reads its parents too): device, inode, size, modification
+//! time and a hash of the first and last 4 KiB. Any difference, and the file is read again
+//! whole: a file that grew, one rewritten in place (omp's pruning, pi's migration), one
+//! truncated, one replaced by another of the same size. A format whose sessions read other
+//! files found by listing the store (`Format::reads_family`) is also keyed on that
+//! listing, so that a new fork changes its parent's facts.
+//!
+//! The cache is two files, one for `ls` (summaries) and one for `stats` (responses), each
+//! written whole to a temporary file and renamed over the old one: two processes writing at
+//! once each leave a complete cache (the last rename wins), and a reader sees the old file or
+//! the new one. A file that does not start with this version's magic, is cut short or fails
+//! its checksum is ignored, and rebuilt.
+
+use std::collections::HashMap;
+use std::hash::Hasher;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::facts::{Facts, Record, Tip};
+use super::summary::Summary;
+use crate::session::format::Format;
+use crate::session::usage::Totals;
+
+const MAGIC: &[u8; 16] = b"pisces-cache-v1\n";
+const EDGE: u64 = 4096;
+
+/// Which of the two caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `ls`: summaries only.
+    Summaries,
+    /// `stats`: summaries and responses.
+    Responses,
+}
+
+/// What identifies a file's contents without reading it all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileKey {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i64,
+    /// A hash of the first and the last 4 KiB.
+    edges: u64,
+}
+
+impl FileKey {
+    pub fn of(path: &Path) -> std::io::Result<FileKey> {
+        use std::os::unix::fs::MetadataExt;
+        let mut f = std::fs::File::open(path)?;
+        let m = f.metadata()?;
+        if !m.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        let mut h = std::hash::DefaultHasher::new();
+        let mut buf = vec![0; EDGE as usize];
+        let n = read_up_to(&mut f, &mut buf)?;
+        h.write(&buf[..n]);
+        if m.len() > EDGE {
+            f.seek(SeekFrom::Start(m.len().saturating_sub(EDGE).max(EDGE)))?;
+            let n = read_up_to(&mut f, &mut buf)?;
+            h.write(&buf[..n]);
+        }
+        Ok(FileKey {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.len(),
+            mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
+            edges: h.finish(),
+        })
+    }
+}
+
+fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// A stamp of the store's listing (the session files discovery found), for the formats
+/// whose sessions read other files of the store.
+pub fn listing_stamp<'a>(paths: impl Iterator<Item = &'a Path>) -> u64 {
+    let mut names: Vec<&Path> = paths.collect();
+    names.sort();
+    let mut h = std::hash::DefaultHasher::new();
+    for n in names {
+        h.write(n.as_os_str().as_encoded_bytes());
+        h.write_u8(0);
+    }
+    h.finish()
+}
+
+struct Entry {
+    /// The file itself first, then the others it was read with.
+    files: Vec<(PathBuf, FileKey)>,
+    listing: Option<u64>,
+    facts: Facts,
+}
+
+/// The cache of one run: what was on disk, and what this run learnt.
+pub struct Cache {
+    dir: PathBuf,
+    kind: Kind,
+    formats: &'static [&'static dyn Format],
+    listing: Option<u64>,
+    old: Mutex<HashMap<PathBuf, Entry>>,
+    fresh: Mutex<HashMap<PathBuf, Entry>>,
+    dirty: AtomicBool,
+    /// Sessions answered from the cache, and read.
+    pub hits: AtomicUsize,
+    pub misses: AtomicUsize,
+}
+
+impl Cache {
+    /// The cache in `dir` (nothing is created until [`Cache::save`]). `listing`: the
+    /// stamp of the store's listing when the whole store was discovered, else `None` (and
+    /// sessions of formats that read other files of the store are not taken from it).
+    pub fn open(dir: &Path, kind: Kind, formats: &'static [&'static dyn Format], listing: Option<u64>) -> Cache {
+        let old = std::fs::read(dir.join(file_name(kind))).ok().and_then(|b| decode(&b, formats)).unwrap_or_default();
+        Cache {
+            dir: dir.to_path_buf(),
+            kind,
+            formats,
+            listing,
+            old: Mutex::new(old),
+            fresh: Mutex::new(HashMap::new()),
+            dirty: AtomicBool::new(false),
+            hits: AtomicUsize::new(0),
+            misses: AtomicUsize::new(0),
+        }
+    }
+
+    /// The facts of `path`, if the cache holds them for its files as they are now.
+    pub fn get(&self, path: &Path, with_tips: bool) -> Option<Facts> {
+        if self.kind == Kind::Summaries && with_tips {
+            return None;
+        }
+        let entry = self.old.lock().ok()?.remove(path);
+        let valid = entry.filter(|e| {
+            let family = self.format(e.facts.summary.format).is_none_or(|f| f.reads_family());
+            (!family || (self.listing.is_some() && e.listing == self.listing))
+                && (!with_tips || e.facts.tips.is_some())
+                && e.files.iter().all(|(p, k)| FileKey::of(p).is_ok_and(|now| now == *k))
+        });
+        let Some(e) = valid else {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+            self.dirty.store(true, Ordering::Relaxed);
+            return None;
+        };
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        let facts = e.facts.clone();
+        if let Ok(mut fresh) = self.fresh.lock() {
+            fresh.insert(path.to_path_buf(), e);
+        }
+        Some(facts)
+    }
+
+    /// Keeps the facts read from `files` (the session's own file first), if its key is
+    /// still `before`, the key it had before it was read.
+    pub fn put(&self, files: &[PathBuf], before: FileKey, facts: &Facts) {
+        let Some(main) = files.first() else { return };
+        let mut keyed = Vec::with_capacity(files.len());
+        for p in files {
+            let Ok(k) = FileKey::of(p) else { return };
+            keyed.push((p.clone(), k));
+        }
+        if keyed[0].1 != before {
+            return;
+        }
+        let mut facts = facts.clone();
+        if self.kind == Kind::Summaries {
+            facts.records.clear();
+        }
+        facts.summary.forks = 0;
+        self.dirty.store(true, Ordering::Relaxed);
+        if let Ok(mut fresh) = self.fresh.lock() {
+            fresh.insert(main.clone(), Entry { files: keyed, listing: self.listing, facts });
+        }
+    }
+
+    fn format(&self, name: &str) -> Option<&'static dyn Format> {
+        self.formats.iter().copied().find(|f| f.info().name == name)
+    }
+
+    /// Writes what this run learnt (and what it did not look at, for files that still
+    /// exist), if anything changed: to a temporary file in the cache's folder, renamed
+    /// over the old one.
+    pub fn save(&self) -> std::io::Result<()> {
+        if !self.dirty.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let (Ok(mut old), Ok(fresh)) = (self.old.lock(), self.fresh.lock()) else { return Ok(()) };
+        let mut all: Vec<(&PathBuf, &Entry)> =
+            old.iter().filter(|(p, _)| !fresh.contains_key(*p) && p.is_file()).collect();
+        all.extend(fresh.iter());
+        all.sort_by(|a, b| a.0.cmp(b.0));
+        let bytes = encode(&all);
+        drop(all);
+        old.clear();
+        make_private_dir(&self.dir)?;
+        let final_path = self.dir.join(file_name(self.kind));
+        // A name of this process's own: two processes never write the same temporary file.
+        let tmp = self.dir.join(format!(
+            ".{}.{}.{:016x}.tmp",
+            file_name(self.kind),
+            std::process::id(),
+            crate::session::write::random_u64()
+        ));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&bytes))
+            .and_then(|()| std::fs::rename(&tmp, &final_path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
+    }
+}
+
+fn file_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Summaries => "summaries-v1",
+        Kind::Responses => "responses-v1",
+    }
+}
+
+/// The cache folder, readable by its owner only (it says what sessions exist and what
+/// they cost).
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;
+    if mode != 0o700 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+// The encoding: MAGIC, then the entries, then a SipHash of everything before it. Numbers
+// are little-endian; a string is its length (u32) and its bytes; an optional value a 0 or
+// a 1 byte before it.
+
+struct Out(Vec<u8>);
+
+impl Out {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u128(&mut self, v: u128) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b);
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+            None => self.u8(0),
+        }
+    }
+    fn opt_f64(&mut self, v: Option<f64>) {
+        match v {
+            Some(v) => {
+                self.u8(1);
+                self.f64(v);
+            }
+            None => self.u8(0),
+        }
+    }
+    fn totals(&mut self, t: &Totals) {
+        for v in [t.input, t.output, t.cache_read, t.cache_write, t.total_tokens, t.cost] {
+            self.f64(v);
+        }
+    }
+}
+
+fn encode(entries: &[(&PathBuf, &Entry)]) -> Vec<u8> {
+    let mut o = Out(MAGIC.to_vec());
+    o.u64(entries.len() as u64);
+    for (path, e) in entries {
+        o.bytes(path.as_os_str().as_encoded_bytes());
+        o.u32(e.files.len() as u32);
+        for (p, k) in &e.files {
+            o.bytes(p.as_os_str().as_encoded_bytes());
+            for v in [k.dev, k.ino, k.size, k.mtime_ns as u64, k.edges] {
+                o.u64(v);
+            }
+        }
+        match e.listing {
+            Some(l) => {
+                o.u8(1);
+                o.u64(l);
+            }
+            None => o.u8(0),
+        }
+        let s = &e.facts.summary;
+        o.str(s.format);
+        o.str(&s.name);
+        o.str(&s.id);
+        o.opt_str(s.title.as_deref());
+        o.opt_str(s.cwd.as_deref());
+        o.opt_f64(s.started);
+        o.opt_f64(s.last_active);
+        o.u64(s.entries as u64);
+        o.u64(s.leaves as u64);
+        o.opt_str(s.parent.as_deref());
+        o.u32(s.models.len() as u32);
+        for m in &s.models {
+            o.str(m);
+        }
+        o.totals(&s.totals);
+        o.u64(s.warnings as u64);
+        // Responses: their models once, then each response with its model's number.
+        let mut models: Vec<&str> = Vec::new();
+        let mut index: HashMap<&str, u32> = HashMap::new();
+        for r in &e.facts.records {
+            if let Some(m) = r.model.as_deref() {
+                index.entry(m).or_insert_with(|| {
+                    models.push(m);
+                    models.len() as u32
+                });
+            }
+        }
+        o.u32(models.len() as u32);
+        for m in &models {
+            o.str(m);
+        }
+        o.u64(e.facts.records.len() as u64);
+        for r in &e.facts.records {
+            o.u128(r.key);
+            o.opt_f64(r.time);
+            o.u32(r.model.as_deref().map_or(0, |m| index[m]));
+            o.totals(&r.totals);
+            o.u8(r.copied as u8);
+        }
+        match &e.facts.tips {
+            None => o.u8(0),
+            Some(tips) => {
+                o.u8(1);
+                o.u64(tips.len() as u64);
+                for t in tips {
+                    o.str(&t.rev);
+                    o.u128(t.identity);
+                    o.u8(t.own as u8);
+                    o.u64(t.keys.len() as u64);
+                    for k in &t.keys {
+                        o.u128(*k);
+                    }
+                }
+            }
+        }
+    }
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(&o.0);
+    let sum = h.finish();
+    o.u64(sum);
+    o.0
+}
+
+/// Reads within bounds only: any malformed input is `None`, never a panic.
+struct In<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> In<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let s = self.b.get(self.at..end)?;
+        self.at = end;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn u128(&mut self) -> Option<u128> {
+        Some(u128::from_le_bytes(self.take(16)?.try_into().ok()?))
+    }
+    fn f64(&mut self) -> Option<f64> {
+        Some(f64::from_bits(self.u64()?))
+    }
+    /// A count of items that take at least `min` bytes each: never more than what is left.
+    fn count(&mut self, n: u64, min: usize) -> Option<usize> {
+        let n = usize::try_from(n).ok()?;
+        (n.checked_mul(min)? <= self.b.len() - self.at).then_some(n)
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    fn string(&mut self) -> Option<String> {
+        Some(std::str::from_utf8(self.bytes()?).ok()?.to_string())
+    }
+    fn path(&mut self) -> Option<PathBuf> {
+        // The bytes were written from an OsStr on this platform (Unix: any bytes).
+        use std::os::unix::ffi::OsStrExt;
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(self.bytes()?)))
+    }
+    fn opt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(f(self)?)),
+            _ => None,
+        }
+    }
+    fn totals(&mut self) -> Option<Totals> {
+        Some(Totals {
+            input: self.f64()?,
+            output: self.f64()?,
+            cache_read: self.f64()?,
+            cache_write: self.f64()?,
+            total_tokens: self.f64()?,
+            cost: self.f64()?,
+        })
+    }
+}
+
+fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<HashMap<PathBuf, Entry>> {
+    let body = b.get(..b.len().checked_sub(8)?)?;
+    let sum = u64::from_le_bytes(b.get(body.len()..)?.try_into().ok()?);
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(body);
+    if !body.starts_with(MAGIC) || h.finish() != sum {
+        return None;
+    }
+    let mut i = In { b: body, at: MAGIC.len() };
+    let n = i.u64()?;
+    let n = i.count(n, 8)?;
+    let mut out = HashMap::with_capacity(n);
+    for _ in 0..n {
+        let path = i.path()?;
+        let nf = i.u32()?;
+        let nf = i.count(u64::from(nf), 44)?;
+        let mut files = Vec::with_capacity(nf);
+        for _ in 0..nf {
+            let p = i.path()?;
+            let (dev, ino, size, mtime, edges) = (i.u64()?, i.u64()?, i.u64()?, i.u64()?, i.u64()?);
+            files.push((p, FileKey { dev, ino, size, mtime_ns: mtime as i64, edges }));
+        }
+        let listing = i.opt(|i| i.u64())?;
+        let format = i.string()?;
+        let info = formats.iter().map(|f| f.info()).find(|f| f.name == format)?;
+        let mut s = Summary { agent: info.agent, format: info.name, ..Summary::default() };
+        s.name = i.string()?;
+        s.id = i.string()?;
+        s.title = i.opt(|i| i.string())?;
+        s.cwd = i.opt(|i| i.string())?;
+        s.started = i.opt(|i| i.f64())?;
+        s.last_active = i.opt(|i| i.f64())?;
+        s.entries = usize::try_from(i.u64()?).ok()?;
+        s.leaves = usize::try_from(i.u64()?).ok()?;
+        s.parent = i.opt(|i| i.string())?;
+        let nm = i.u32()?;
+        let nm = i.count(u64::from(nm), 4)?;
+        s.models = (0..nm).map(|_| i.string()).collect::<Option<_>>()?;
+        s.totals = i.totals()?;
+        s.warnings = usize::try_from(i.u64()?).ok()?;
+        let nm = i.u32()?;
+        let nm = i.count(u64::from(nm), 4)?;
+        let models: Vec<String> = (0..nm).map(|_| i.string()).collect::<Option<_>>()?;
+        let nr = i.u64()?;
+        let nr = i.count(nr, 70)?;
+        let mut records = Vec::with_capacity(nr);
+        for _ in 0..nr {
+            let key = i.u128()?;
+            let time = i.opt(|i| i.f64())?;
+            let model = match i.u32()? {
+                0 => None,
+                k => Some(models.get(k as usize - 1)?.clone()),
+            };
+            let totals = i.totals()?;
+            let copied = i.u8()? == 1;
+            records.push(Record { key, time, model, totals, copied });
+        }
+        let tips = i.opt(|i| {
+            let nt = i.u64()?;
+            let nt = i.count(nt, 29)?;
+            let mut tips = Vec::with_capacity(nt);
+            for _ in 0..nt {
+                let rev = i.string()?;
+                let identity = i.u128()?;
+                let own = i.u8()? == 1;
+                let nk = i.u64()?;
+                let nk = i.count(nk, 16)?;
+                let keys = (0..nk).map(|_| i.u128()).collect::<Option<_>>()?;
+                tips.push(Tip { rev, identity, keys, own });
+            }
+            Some(tips)
+        })?;
+        out.insert(path, Entry { files, listing, facts: Facts { summary: s, records, tips } });
+    }
+    (i.at == body.len()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let facts = Facts {
+            summary: Summary {
+                format: "pi",
+                agent: "pi",
+                name: "a.jsonl".into(),
+                title: Some("t".into()),
+                ..Summary::default()
+            },
+            records: vec![Record {
+                key: 7,
+                time: Some(1.0),
+                model: Some("m".into()),
+                totals: Totals::default(),
+                copied: true,
+            }],
+            tips: Some(vec![Tip { rev: "abc".into(), identity: 9, keys: vec![7], own: true }]),
+        };
+        let key = FileKey { dev: 1, ino: 2, size: 3, mtime_ns: 4, edges: 5 };
+        let e = Entry { files: vec![("a.jsonl".into(), key)], listing: Some(3), facts };
+        let p = PathBuf::from("a.jsonl");
+        encode(&[(&p, &e)])
+    }
+
+    #[test]
+    fn what_is_written_reads_back() {
+        let got = decode(&sample(), crate::formats::all()).expect("a cache that reads back");
+        let e = &got[Path::new("a.jsonl")];
+        assert_eq!(e.facts.records[0].model.as_deref(), Some("m"));
+        assert_eq!(e.facts.tips.as_ref().unwrap()[0].keys, vec![7]);
+        assert_eq!(e.listing, Some(3));
+        assert_eq!(e.facts.summary.title.as_deref(), Some("t"));
+    }
+
+    /// The checksum recomputed over damaged bytes, so that the parser itself meets them.
+    fn reseal(mut b: Vec<u8>) -> Vec<u8> {
+        let body = b.len() - 8;
+        let mut h = std::hash::DefaultHasher::new();
+        h.write(&b[..body]);
+        b[body..].copy_from_slice(&h.finish().to_le_bytes());
+        b
+    }
+
+    /// The parser bounds every count and length: damage past the checksum is an answer
+    /// or `None`, never a panic nor a huge allocation.
+    #[test]
+    fn the_parser_survives_damage_past_the_checksum() {
+        let good = sample();
+        for k in MAGIC.len()..good.len() - 8 {
+            for x in [0x01, 0x80, 0xff] {
+                let mut bad = good.clone();
+                bad[k] ^= x;
+                let _ = decode(&reseal(bad), crate::formats::all());
+            }
+        }
+    }
+
+    /// Every byte flipped and every cut: no panic, and never a cache that reads as valid.
+    #[test]
+    fn a_damaged_cache_is_none_never_a_panic() {
+        let good = sample();
+        for k in 0..good.len() {
+            let mut bad = good.clone();
+            bad[k] ^= 0x5a;
+            assert!(decode(&bad, crate::formats::all()).is_none(), "byte {k} flipped");
+            assert!(decode(&good[..k], crate::formats::all()).is_none(), "cut at {k}");
+        }
+    }
+}

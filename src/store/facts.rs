@@ -1,0 +1,133 @@
+//! What the whole-store commands know of one session without its text: its `ls` row, its
+//! model responses (`stats`) and, when asked, its branch tips. Computed from a loaded
+//! session, or taken from the cache (`store::cache`) when its files did not change.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+
+use super::cache::Cache;
+use super::summary::{summarize, Summary};
+use super::Where;
+use crate::session::format::{Format, Unreadable};
+use crate::session::usage::Totals;
+use crate::session::Session;
+
+/// One model response as read from one session (`Dialect::response`).
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// The format's key for it, hashed to 128 bits.
+    pub key: u128,
+    pub time: Option<f64>,
+    pub model: Option<String>,
+    pub totals: Totals,
+    /// The format marks it as made in another session.
+    pub copied: bool,
+}
+
+/// A branch tip as read from one session.
+#[derive(Clone, Debug)]
+pub struct Tip {
+    /// A REV for it (its id, else `#LINE`).
+    pub rev: String,
+    /// The same tip read from another file (a Codex family) has the same identity.
+    pub identity: u128,
+    /// The responses on its path, each once.
+    pub keys: Vec<u128>,
+    /// Its own line is in this session's file.
+    pub own: bool,
+}
+
+/// Everything `ls` and `stats` need of a session.
+#[derive(Clone, Debug)]
+pub struct Facts {
+    pub summary: Summary,
+    pub records: Vec<Record>,
+    /// Only computed when asked for (`stats --by branch`): a session with thousands of
+    /// branches deep in a large file has paths that are long to walk.
+    pub tips: Option<Vec<Tip>>,
+}
+
+/// What to compute beyond the summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Need {
+    /// The responses (`stats`).
+    pub records: bool,
+    /// The branch tips (`stats --by branch`).
+    pub tips: bool,
+}
+
+/// The facts of a loaded session, named `name`.
+pub fn of(s: &Session, name: String, need: Need) -> Result<Facts, Unreadable> {
+    let d = s.dialect();
+    let summary = summarize(s, name)?;
+    let mut records = Vec::new();
+    let mut key_of = HashMap::new();
+    for i in s.entries.indices().filter(|_| need.records || need.tips) {
+        if let Some(r) = d.response(s, i)? {
+            let key = hash128(s.format().name, &r.key);
+            key_of.insert(i, key);
+            records.push(Record { key, time: s.time(i), model: r.model, totals: r.totals, copied: r.copied });
+        }
+    }
+    let tips = need.tips.then(|| {
+        s.leaves()
+            .into_iter()
+            .map(|leaf| {
+                let mut seen = HashSet::new();
+                let keys: Vec<u128> =
+                    s.path_to(leaf).iter().filter_map(|i| key_of.get(i).copied()).filter(|k| seen.insert(*k)).collect();
+                let rev = match s.id_str(leaf) {
+                    Some(id) => id.to_string(),
+                    None => format!("#{}", s.entries[leaf].line.get()),
+                };
+                let identity = hash128(s.format().name, &format!("{rev}\u{1f}{:?}", s.time(leaf)));
+                Tip { rev, identity, keys, own: d.place(s, leaf).is_none() }
+            })
+            .collect()
+    });
+    Ok(Facts { summary, records, tips })
+}
+
+/// A key, 128 bits wide so that millions of responses do not collide: SipHash, twice.
+pub fn hash128(format: &str, key: &str) -> u128 {
+    let half = |seed: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        (seed, format, key).hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0)) << 64) | u128::from(half(1))
+}
+
+/// The facts of the session at `w`: from the cache when it holds them for the files as
+/// they are now, else read (and given to the cache).
+pub fn read(
+    w: &Where,
+    formats: &'static [&'static dyn Format],
+    need: Need,
+    cache: Option<&Cache>,
+) -> Result<Facts, String> {
+    let file = match w {
+        Where::File(p) => Some(p.as_path()),
+        // OpenClaw's rows live in a database that changes as a whole: not cached.
+        Where::Stored { .. } => None,
+    };
+    if let (Some(c), Some(p)) = (cache, file) {
+        if let Some(f) = c.get(p, need.tips) {
+            return Ok(f);
+        }
+    }
+    // The file's key before it is read: facts are cached only if it is the same after,
+    // so that what another process appends meanwhile is never taken for read.
+    let before = file.filter(|_| cache.is_some()).and_then(|p| super::cache::FileKey::of(p).ok());
+    let open = || Ok(vec![w.open()?]);
+    let (facts, files): (Facts, Vec<PathBuf>) =
+        crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, reading| {
+            Ok((of(&sessions[0], w.name(), need)?, reading.files()))
+        })
+        .map_err(|e| format!("{e:#}"))?;
+    if let (Some(c), Some(before)) = (cache, before) {
+        c.put(&files, before, &facts);
+    }
+    Ok(facts)
+}
