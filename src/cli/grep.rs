@@ -2,9 +2,8 @@
 
 use std::io::{BufWriter, Write};
 
-use super::{locate_arg, Ctx, ExitStatus};
+use super::{Ctx, ExitStatus};
 use crate::render::{self, progress::Progress};
-use crate::session::locate::SessionArg;
 use crate::store::grep::{search_all, PatternOptions, Query, Role};
 use crate::store::Where;
 
@@ -100,15 +99,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let sessions: Vec<Where> = if args.sessions.is_empty() {
         crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats).sessions
     } else {
-        let mut named = Vec::new();
-        for arg in &args.sessions {
-            named.push(match locate_arg(ctx, arg)? {
-                SessionArg::Path(p) => Where::File(p),
-                SessionArg::Stored { db, agent, id } => Where::Stored { db, agent, id },
-                SessionArg::Stdin => anyhow::bail!("`grep` reads sessions by name; standard input is not one"),
-            });
-        }
-        named
+        super::named_sessions(ctx, &args.sessions, "grep")?
     };
     let progress = Progress::new("searching", sessions.len());
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

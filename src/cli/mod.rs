@@ -194,6 +194,21 @@ pub fn save_cache(cache: Option<crate::store::cache::Cache>) {
     }
 }
 
+/// The sessions SESSION arguments name, for the commands that read many (`grep`,
+/// `stats`); `verb` names the command in the error for standard input.
+pub fn named_sessions(ctx: &Ctx, args: &[String], verb: &str) -> anyhow::Result<Vec<crate::store::Where>> {
+    use crate::store::Where;
+    args.iter()
+        .map(|arg| {
+            Ok(match locate_arg(ctx, arg)? {
+                SessionArg::Path(p) => Where::File(p),
+                SessionArg::Stored { db, agent, id } => Where::Stored { db, agent, id },
+                SessionArg::Stdin => anyhow::bail!("`{verb}` reads sessions by name; standard input is not one"),
+            })
+        })
+        .collect()
+}
+
 /// Opens the bytes a SESSION argument names.
 pub fn open_source(ctx: &Ctx, arg: &str) -> anyhow::Result<Source> {
     Ok(match locate_arg(ctx, arg)? {

@@ -2,9 +2,8 @@
 
 use std::io::{BufWriter, Write};
 
-use super::{locate_arg, open_cache, save_cache, Ctx, ExitStatus};
+use super::{open_cache, save_cache, Ctx, ExitStatus};
 use crate::render::{self, progress::Progress};
-use crate::session::locate::SessionArg;
 use crate::store::cache::Kind;
 use crate::store::list::parse_time;
 use crate::store::stats::{self, By, Filter};
@@ -113,15 +112,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let sessions: Vec<Where> = if discovered {
         crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats).sessions
     } else {
-        let mut named = Vec::new();
-        for arg in &args.sessions {
-            named.push(match locate_arg(ctx, arg)? {
-                SessionArg::Path(p) => Where::File(p),
-                SessionArg::Stored { db, agent, id } => Where::Stored { db, agent, id },
-                SessionArg::Stdin => anyhow::bail!("`stats` reads sessions by name; standard input is not one"),
-            });
-        }
-        named
+        super::named_sessions(ctx, &args.sessions, "stats")?
     };
     let cache = open_cache(ctx, Kind::Responses, discovered.then_some(&sessions[..]));
     let progress = Progress::new("reading", sessions.len());

@@ -26,9 +26,8 @@ pub struct Filter {
 
 impl Filter {
     fn keeps(&self, s: &Summary) -> bool {
-        let agent_ok = self.agent.is_empty()
-            || self.agent.iter().any(|a| a.eq_ignore_ascii_case(s.format) || a.eq_ignore_ascii_case(s.agent));
-        let cwd_ok = self.cwd.as_deref().is_none_or(|c| s.cwd.as_deref().is_some_and(|sc| same_dir(sc, c)));
+        let agent_ok = agent_matches(&self.agent, s);
+        let cwd_ok = cwd_matches(self.cwd.as_deref(), s);
         let since_ok = self.since.is_none_or(|t| s.last_active.is_some_and(|l| l >= t));
         let until_ok = self.until.is_none_or(|t| s.last_active.is_some_and(|l| l < t));
         let model_ok = self.model.as_deref().is_none_or(|m| {
@@ -37,6 +36,17 @@ impl Filter {
         });
         agent_ok && cwd_ok && since_ok && until_ok && model_ok
     }
+}
+
+/// `s` is of one of `agents` (a format's short name or its agent's name, any case), or
+/// none are asked for.
+pub(crate) fn agent_matches(agents: &[String], s: &Summary) -> bool {
+    agents.is_empty() || agents.iter().any(|a| a.eq_ignore_ascii_case(s.format) || a.eq_ignore_ascii_case(s.agent))
+}
+
+/// `s` ran in `cwd`, or no directory is asked for.
+pub(crate) fn cwd_matches(cwd: Option<&str>, s: &Summary) -> bool {
+    cwd.is_none_or(|c| s.cwd.as_deref().is_some_and(|sc| same_dir(sc, c)))
 }
 
 /// Two spellings of one directory (a trailing `/` aside).

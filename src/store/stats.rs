@@ -157,11 +157,7 @@ pub fn stats(
 }
 
 fn keeps_session(f: &Filter, r: &Facts) -> bool {
-    let agent_ok = f.agent.is_empty()
-        || f.agent.iter().any(|a| a.eq_ignore_ascii_case(r.summary.format) || a.eq_ignore_ascii_case(r.summary.agent));
-    let trim = |s: &str| if s.len() > 1 { s.trim_end_matches('/').to_string() } else { s.to_string() };
-    let cwd_ok = f.cwd.as_deref().is_none_or(|c| r.summary.cwd.as_deref().is_some_and(|rc| trim(rc) == trim(c)));
-    agent_ok && cwd_ok
+    super::list::agent_matches(&f.agent, &r.summary) && super::list::cwd_matches(f.cwd.as_deref(), &r.summary)
 }
 
 fn keeps_record(f: &Filter, r: &Record) -> bool {
