@@ -13,6 +13,8 @@ pub mod diff;
 pub mod env;
 pub mod exit;
 pub mod formats;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod llm;
 pub mod render;
 pub mod session;

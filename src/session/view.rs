@@ -347,7 +347,13 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
     let mut visual: Vec<Visual> = flats.iter().map(|f| f.visual).collect();
     {
         let mut stack: Vec<(EntryIdx, Visual, bool, u32)> = Vec::new();
+        // The visit that last pushed each node (0: the roots; see below).
+        let mut pushed_by = vec![u32::MAX; n];
+        let mut visit: u32 = 0;
         for (i, &r) in roots.iter().enumerate().rev() {
+            if std::mem::replace(&mut pushed_by[r.get()], visit) == visit {
+                continue;
+            }
             let v = Visual {
                 indent: u32::from(multiple_roots),
                 show_connector: multiple_roots,
@@ -371,6 +377,7 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
             if k == u32::MAX || on_path[node.get()] {
                 continue;
             }
+            visit += 1;
             on_path[node.get()] = true;
             path.push(node);
             visual[k as usize] = v;
@@ -379,6 +386,15 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
             let many = kids.len() > 1;
             let child_indent = child_indent(v.indent, many, just_branched);
             for (i, &c) in kids.iter().enumerate().rev() {
+                // A row listed twice under one node (its id duplicated: pi's flat list
+                // holds it once per way down) is drawn as its last place says: every row
+                // its earlier places set is set again by the last one (the last write of a
+                // row wins, and the walk below each place is the same). Going there once
+                // keeps this walk linear; each place, 8^depth on a file with three
+                // duplicated lines.
+                if std::mem::replace(&mut pushed_by[c.get()], visit) == visit {
+                    continue;
+                }
                 let cv = Visual {
                     indent: child_indent,
                     show_connector: many,
@@ -720,13 +736,14 @@ impl<'t, 's, 'a> Flattener<'t, 's, 'a> {
             let mut stack: Vec<(EntryIdx, u32)> = tree.roots.iter().map(|&r| (r, 0)).collect();
             let mut on_path = vec![false; n];
             let mut path: Vec<EntryIdx> = Vec::new();
+            let mut visits = Revisits::new(n);
             while let Some((node, depth)) = stack.pop() {
                 while path.len() > depth as usize {
                     if let Some(p) = path.pop() {
                         on_path[p.get()] = false;
                     }
                 }
-                if on_path[node.get()] {
+                if on_path[node.get()] || !visits.enter(node) {
                     continue;
                 }
                 on_path[node.get()] = true;
@@ -761,13 +778,14 @@ impl<'t, 's, 'a> Flattener<'t, 's, 'a> {
         let mut on_path = vec![false; n];
         let mut path: Vec<EntryIdx> = Vec::new();
         let mut kids: Vec<EntryIdx> = Vec::new();
+        let mut visits = Revisits::new(n);
         while let Some((node, v, just_branched, depth)) = stack.pop() {
             while path.len() > depth as usize {
                 if let Some(p) = path.pop() {
                     on_path[p.get()] = false;
                 }
             }
-            if on_path[node.get()] {
+            if on_path[node.get()] || !visits.enter(node) {
                 continue;
             }
             on_path[node.get()] = true;
@@ -792,6 +810,36 @@ impl<'t, 's, 'a> Flattener<'t, 's, 'a> {
                 stack.push((c, cv, many, depth + 1));
             }
         }
+    }
+}
+
+/// How often the walks over pi's tree enter a node again. A duplicated id makes pi's tree a
+/// graph in which one node is the child of several (pi's `getTree` maps both lines to the
+/// later node), and pi draws it once per way down to it, so a file crafted with a few
+/// duplicates on top of each other would take time exponential in their number (pi runs out
+/// of memory). pisces draws repeats as pi does up to a budget of twice the entries, then
+/// each node once more at most: pi's rows on every file pi itself can draw, and linear
+/// time on the rest.
+struct Revisits {
+    seen: Vec<bool>,
+    left: usize,
+}
+
+impl Revisits {
+    fn new(n: usize) -> Revisits {
+        Revisits { seen: vec![false; n], left: 2 * n + 4096 }
+    }
+
+    /// Whether the walk goes into `node` (always the first time).
+    fn enter(&mut self, node: EntryIdx) -> bool {
+        if !std::mem::replace(&mut self.seen[node.get()], true) {
+            return true;
+        }
+        if self.left == 0 {
+            return false;
+        }
+        self.left -= 1;
+        true
     }
 }
 

@@ -453,6 +453,18 @@ impl<'a> In<'a> {
     }
 }
 
+/// [`decode`] of `body` framed as a cache file is (MAGIC, `body`, its checksum), so that the
+/// fuzzer reaches the body's parser (`crate::fuzzing`).
+pub(crate) fn decode_framed(body: &[u8], formats: &'static [&'static dyn Format]) -> usize {
+    let mut b = MAGIC.to_vec();
+    b.extend_from_slice(body);
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(&b);
+    let sum = h.finish();
+    b.extend_from_slice(&sum.to_le_bytes());
+    decode(&b, formats).map_or(0, |m| m.len())
+}
+
 fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<HashMap<PathBuf, Entry>> {
     let body = b.get(..b.len().checked_sub(8)?)?;
     let sum = u64::from_le_bytes(b.get(body.len()..)?.try_into().ok()?);

@@ -16,6 +16,7 @@ mod conformance;
 mod defects;
 mod diff_cmd;
 mod fork_cmd;
+mod fuzzing;
 mod inputs;
 mod label_cmd;
 mod live_oracle;
@@ -52,6 +53,7 @@ fn main() {
     trials.extend(defects::trials());
     trials.extend(diff_cmd::trials());
     trials.extend(fork_cmd::trials());
+    trials.extend(fuzzing::trials());
     trials.extend(inputs::trials());
     trials.extend(label_cmd::trials());
     trials.extend(live_oracle::trials());
