@@ -81,8 +81,10 @@ pub fn append_locked<E: From<WriteError>>(
             buf.extend_from_slice(l.as_bytes());
             buf.push(b'\n');
         }
-        write_once(&mut file, &buf).map_err(io)?;
-        file.sync_data().map_err(io)?;
+        if let Err(e) = write_once(&mut file, &buf).and_then(|()| file.sync_data()) {
+            take_back(&mut file, current.len() as u64, &buf);
+            return Err(io(e).into());
+        }
         Ok(AppendResult { first_line, lines: lines.len() as u32 })
     })();
     let _ = file.unlock();
@@ -120,6 +122,24 @@ pub struct AppendResult {
     /// The line of the first appended line.
     pub first_line: LineNo,
     pub lines: u32,
+}
+
+/// After a failed append (a full disk, a file-size limit), cuts off what of `buf` reached
+/// the file, so that no partial line is left: only when the file past `len` holds nothing
+/// but a prefix of `buf`, since a program that does not take the lock (pi) may have
+/// appended after it, and its lines are never cut.
+fn take_back(file: &mut File, len: u64, buf: &[u8]) {
+    let Ok(meta) = file.metadata() else { return };
+    let extra = meta.len().saturating_sub(len);
+    if extra == 0 || extra > buf.len() as u64 {
+        return;
+    }
+    let mut tail = vec![0; extra as usize];
+    let read = file.seek(SeekFrom::Start(len)).and_then(|_| file.read_exact(&mut tail));
+    if read.is_ok() && buf.starts_with(&tail) {
+        let _ = file.set_len(len);
+        let _ = file.sync_data();
+    }
 }
 
 /// One `write` call for the whole buffer (an `O_APPEND` write of a regular file is
