@@ -11,7 +11,7 @@ use crate::session::check::{FileReport, Level};
 /// One file's findings (`verbose`: the info ones too). File names and messages may come
 /// from strangers: both are made safe for the terminal.
 pub fn write_file(out: &mut dyn Write, ui: &Ui, r: &FileReport, verbose: bool) -> std::io::Result<()> {
-    let file = sanitize(&r.file);
+    let file = super::safe::name(&r.file);
     for f in r.findings.iter().filter(|f| verbose || f.level != Level::Info) {
         let at = f.line.map(|l| format!(":{l}")).unwrap_or_default();
         let level = match f.level {
@@ -31,7 +31,7 @@ pub fn write_file(out: &mut dyn Write, ui: &Ui, r: &FileReport, verbose: bool) -
 pub fn write_summary(out: &mut dyn Write, reports: &[FileReport]) -> std::io::Result<()> {
     let s = Summary::of(reports);
     if reports.len() == 1 && s.problems + s.unreadable == 0 {
-        return writeln!(out, "{}: clean", sanitize(&reports[0].file));
+        return writeln!(out, "{}: clean", super::safe::name(&reports[0].file));
     }
     let errors: usize = reports.iter().map(|r| r.errors).sum();
     let warnings: usize = reports.iter().map(|r| r.warnings).sum();

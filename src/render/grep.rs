@@ -25,12 +25,12 @@ pub fn write_hit(w: &mut dyn Write, ui: &Ui, s: &SessionHits, h: &Hit) -> std::i
     let mut role = h.role.as_str().to_string();
     if let Some(t) = &h.tool {
         role.push(' ');
-        role.push_str(t);
+        role.push_str(&super::safe::name(t));
     }
     write!(
         w,
         "{}:{}:{} {}: ",
-        ui.paint(Paint::Path, &sanitize(file)),
+        ui.paint(Paint::Path, &super::safe::name(file)),
         ui.paint(Paint::Dim, &h.line.to_string()),
         ui.paint(Paint::Active, &sanitize(&h.rev)),
         ui.paint(role_paint(h.role), &sanitize(&role)),
@@ -50,12 +50,12 @@ pub fn write_hit(w: &mut dyn Write, ui: &Ui, s: &SessionHits, h: &Hit) -> std::i
 
 /// `SESSION:COUNT` (`--count`).
 pub fn write_count(w: &mut dyn Write, ui: &Ui, s: &SessionHits) -> std::io::Result<()> {
-    writeln!(w, "{}:{}", ui.paint(Paint::Path, &sanitize(&s.session)), s.hits.len())
+    writeln!(w, "{}:{}", ui.paint(Paint::Path, &super::safe::name(&s.session)), s.hits.len())
 }
 
 /// `SESSION` (`--files-with-matches`).
 pub fn write_name(w: &mut dyn Write, ui: &Ui, s: &SessionHits) -> std::io::Result<()> {
-    writeln!(w, "{}", ui.paint(Paint::Path, &sanitize(&s.session)))
+    writeln!(w, "{}", ui.paint(Paint::Path, &super::safe::name(&s.session)))
 }
 
 #[derive(Serialize)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::leaves::UsageJson;
 use super::table::{self, dollars, short_id, thousands, Column};
-use super::{sanitize, Ui};
+use super::{safe, sanitize, Ui};
 use crate::session::js;
 use crate::store::list::Listing;
 use crate::store::summary::Summary;
@@ -68,13 +68,14 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, listing: &Listing, home: Option<&s
             vec![
                 r.format.to_string(),
                 id.clone(),
-                r.title.clone().unwrap_or_default(),
-                tilde(r.cwd.as_deref(), home),
+                // Names show what they hide (`safe::name`); the table makes the rest safe.
+                safe::name(r.title.as_deref().unwrap_or_default()).into_owned(),
+                safe::name(&tilde(r.cwd.as_deref(), home)).into_owned(),
                 minute(r.last_active),
                 thousands(r.entries as f64),
                 thousands(r.leaves as f64),
                 thousands(r.forks as f64),
-                r.models.join(", "),
+                safe::name(&r.models.join(", ")).into_owned(),
                 thousands(r.totals.tokens()),
                 dollars(r.totals.cost),
             ]

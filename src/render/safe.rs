@@ -129,6 +129,30 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
+/// Characters that do nothing visible: a name holding one looks like another name.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{180e}' | '\u{00ad}')
+}
+
+/// A name (a file name, a title, a cwd, a label, a tool or model id) for a terminal:
+/// where [`sanitize`] drops what a terminal would act on, this shows it, and also what is
+/// invisible (zero-width characters, bidi controls, tabs and newlines), as `\u{202e}`, so
+/// that two names that look alike can be told apart and a name cannot hide what it is.
+pub fn name(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() || is_unsafe(c) || is_invisible(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() || is_unsafe(c) || is_invisible(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A writer that makes what goes through it safe for a terminal.
 pub struct Safe<W: Write> {
     inner: W,
@@ -158,6 +182,15 @@ impl<W: Write> Write for Safe<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_show_what_is_invisible() {
+        assert_eq!(name("plain name"), "plain name");
+        assert_eq!(name("a\u{202e}b\u{200b}c"), "a\\u{202e}b\\u{200b}c");
+        assert_eq!(name("x\x1b]0;t\x07\ny"), "x\\u{1b}]0;t\\u{7}\\u{a}y");
+        // Nothing it leaves is acted on by a terminal.
+        assert!(!name("\x1b[2J\u{9b}2J").chars().any(|c| c.is_control()));
+    }
 
     #[test]
     fn sanitize_strips_escapes_and_bidi() {

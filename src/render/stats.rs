@@ -9,6 +9,11 @@ use super::leaves::UsageJson;
 use super::ls::csv_field;
 use super::table::{self, dollars, thousands, Column};
 use super::{sanitize, Ui};
+
+/// A name cell (a session, project, model or title): what it hides shown (`safe::name`).
+fn name(s: &str) -> String {
+    super::safe::name(s).into_owned()
+}
 use crate::session::js;
 use crate::session::usage::Totals;
 use crate::store::stats::{By, Row, Stats};
@@ -82,8 +87,8 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, stats: &Stats) -> std::io::Result<
                 let (n, added) = r.added.unwrap_or_default();
                 rows.push(vec![
                     r.agent.unwrap_or_default().to_string(),
-                    r.session.clone().unwrap_or_default(),
-                    r.key.clone(),
+                    name(r.session.as_deref().unwrap_or_default()),
+                    name(&r.key),
                     thousands(r.responses as f64),
                     thousands(r.totals.tokens()),
                     dollars(r.totals.cost),
@@ -97,8 +102,11 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, stats: &Stats) -> std::io::Result<
             columns.extend([Column::fixed("agent"), Column::text("session", 60), Column::text("title", 40)]);
             columns.extend(TOKEN_COLUMNS);
             for r in &stats.rows {
-                let mut cells =
-                    vec![r.agent.unwrap_or_default().to_string(), r.key.clone(), r.title.clone().unwrap_or_default()];
+                let mut cells = vec![
+                    r.agent.unwrap_or_default().to_string(),
+                    name(&r.key),
+                    name(r.title.as_deref().unwrap_or_default()),
+                ];
                 cells.extend(token_cells(r.responses, &r.totals));
                 rows.push(cells);
             }
@@ -110,7 +118,7 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, stats: &Stats) -> std::io::Result<
             columns.push(Column::text(group_header(by), 60));
             columns.extend(TOKEN_COLUMNS);
             for r in &stats.rows {
-                let mut cells = vec![r.key.clone()];
+                let mut cells = vec![name(&r.key)];
                 cells.extend(token_cells(r.responses, &r.totals));
                 rows.push(cells);
             }

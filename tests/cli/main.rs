@@ -18,6 +18,7 @@ mod diff_cmd;
 mod faults;
 mod fork_cmd;
 mod fuzzing;
+mod hostile;
 mod inputs;
 mod label_cmd;
 mod live_oracle;
@@ -57,6 +58,7 @@ fn main() {
     trials.extend(faults::trials());
     trials.extend(fork_cmd::trials());
     trials.extend(fuzzing::trials());
+    trials.extend(hostile::trials());
     trials.extend(inputs::trials());
     trials.extend(label_cmd::trials());
     trials.extend(live_oracle::trials());
