@@ -252,12 +252,25 @@ pub fn search(
 /// a newline is shown on the line it starts on, up to that line's end).
 fn matching_lines(re: &regex::Regex, text: &str) -> Vec<(String, Vec<Range<usize>>)> {
     let mut out: Vec<(Range<usize>, Vec<Range<usize>>)> = Vec::new();
+    // Matches come in order: the line of the last one is kept, and a line's start is
+    // looked for only back to the end of the line before, so that a line with millions of
+    // matches (one long line of a session) costs its length once, not once per match.
+    let mut line: Option<Range<usize>> = None;
     for m in re.find_iter(text) {
         if m.start() == m.end() && !text.is_empty() && m.start() == text.len() {
             continue;
         }
-        let start = text[..m.start()].rfind('\n').map_or(0, |k| k + 1);
-        let end = text[m.start()..].find('\n').map_or(text.len(), |k| m.start() + k);
+        // A match at a `\n` is on the line that `\n` ends.
+        let (start, end) = match &line {
+            Some(l) if l.start <= m.start() && m.start() <= l.end => (l.start, l.end),
+            _ => {
+                let from = line.as_ref().map_or(0, |l| l.end.min(m.start()));
+                let start = text[from..m.start()].rfind('\n').map_or(from, |k| from + k + 1);
+                let end = text[m.start()..].find('\n').map_or(text.len(), |k| m.start() + k);
+                line = Some(start..end);
+                (start, end)
+            }
+        };
         let r = m.start() - start..m.end().min(end) - start;
         match out.last_mut() {
             Some((line, ms)) if line.start == start => ms.push(r),
@@ -431,4 +444,40 @@ fn search_one(
         })
     })
     .map_err(|e| format!("{e:#}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `matching_lines` computed before it kept the current line: each match's line
+    /// looked for from scratch.
+    fn naive(re: &regex::Regex, text: &str) -> Vec<(String, Vec<Range<usize>>)> {
+        let mut out: Vec<(Range<usize>, Vec<Range<usize>>)> = Vec::new();
+        for m in re.find_iter(text) {
+            if m.start() == m.end() && !text.is_empty() && m.start() == text.len() {
+                continue;
+            }
+            let start = text[..m.start()].rfind('\n').map_or(0, |k| k + 1);
+            let end = text[m.start()..].find('\n').map_or(text.len(), |k| m.start() + k);
+            let r = m.start() - start..m.end().min(end) - start;
+            match out.last_mut() {
+                Some((line, ms)) if line.start == start => ms.push(r),
+                _ => out.push((start..end, vec![r])),
+            }
+        }
+        out.into_iter().map(|(line, ms)| window(&text[line], ms)).collect()
+    }
+
+    #[test]
+    fn lines_of_matches_as_before_in_linear_time() {
+        let texts =
+            ["", "\n", "ab\nab\n\nxab", "abab abab\nab", "\n\nab\n", "a\nb\n", "é ab\nαβ ab ab\n", &"ab".repeat(5000)];
+        for pattern in ["ab", "b\\n", "\\n", "(a*)*b", "^", "$", "(?m)^", "(?m)$", "a\\nb", "x*"] {
+            let re = regex::Regex::new(pattern).unwrap();
+            for t in texts {
+                assert_eq!(matching_lines(&re, t), naive(&re, t), "{pattern:?} on {t:?}");
+            }
+        }
+    }
 }
