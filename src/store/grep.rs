@@ -253,10 +253,25 @@ pub fn search(
 fn matching_lines(re: &regex::Regex, text: &str) -> Vec<(String, Vec<Range<usize>>)> {
     let mut out: Vec<(Range<usize>, Vec<Range<usize>>)> = Vec::new();
     // Matches come in order: the line of the last one is kept, and a line's start is
-    // looked for only back to the end of the line before, so that a line with millions of
-    // matches (one long line of a session) costs its length once, not once per match.
+    // looked for only back to the end of the line before. Once a line has all the matches
+    // `window` can show (WINDOW characters, at most 4 bytes each, after its first), the
+    // search goes on from the line's end, so that a long line with millions of matches
+    // (one line of a session) costs its length once, not once per match. The matches are
+    // those of `find_iter` (its one rule kept: no empty match where the last one ended).
     let mut line: Option<Range<usize>> = None;
-    for m in re.find_iter(text) {
+    let mut at = 0;
+    let mut last_end = None;
+    while at <= text.len() {
+        let Some(mut m) = re.find_at(text, at) else { break };
+        if m.is_empty() && Some(m.end()) == last_end {
+            let Some(next) = next_char(text, m.start()) else { break };
+            match re.find_at(text, next) {
+                Some(x) => m = x,
+                None => break,
+            }
+        }
+        last_end = Some(m.end());
+        at = if m.is_empty() { next_char(text, m.end()).unwrap_or(text.len() + 1) } else { m.end() };
         if m.start() == m.end() && !text.is_empty() && m.start() == text.len() {
             continue;
         }
@@ -273,11 +288,24 @@ fn matching_lines(re: &regex::Regex, text: &str) -> Vec<(String, Vec<Range<usize
         };
         let r = m.start() - start..m.end().min(end) - start;
         match out.last_mut() {
-            Some((line, ms)) if line.start == start => ms.push(r),
+            Some((l, ms)) if l.start == start => {
+                if r.start <= ms[0].end + 4 * WINDOW {
+                    ms.push(r)
+                } else if end + 1 > at {
+                    // Nothing more of this line can be shown: on from its end.
+                    at = end + 1;
+                    last_end = None;
+                }
+            }
             _ => out.push((start..end, vec![r])),
         }
     }
     out.into_iter().map(|(line, ms)| window(&text[line], ms)).collect()
+}
+
+/// The byte offset of the character after the one at `i` (`None` at the end).
+fn next_char(text: &str, i: usize) -> Option<usize> {
+    text[i..].chars().next().map(|c| i + c.len_utf8())
 }
 
 /// A long line cut to `WINDOW` characters either side of its first match, with `…`.
@@ -471,11 +499,23 @@ mod tests {
 
     #[test]
     fn lines_of_matches_as_before_in_linear_time() {
-        let texts =
-            ["", "\n", "ab\nab\n\nxab", "abab abab\nab", "\n\nab\n", "a\nb\n", "é ab\nαβ ab ab\n", &"ab".repeat(5000)];
-        for pattern in ["ab", "b\\n", "\\n", "(a*)*b", "^", "$", "(?m)^", "(?m)$", "a\\nb", "x*"] {
+        let texts = [
+            "",
+            "\n",
+            "ab\nab\n\nxab",
+            "abab abab\nab",
+            "\n\nab\n",
+            "a\nb\n",
+            "é ab\nαβ ab ab\n",
+            "aab",
+            &"ab".repeat(5000),
+        ];
+        let long = format!("{}\n{}\nab", "ab ".repeat(3000), "é".repeat(2000));
+        for pattern in
+            ["ab", "b\\n", "\\n", "(a*)*b", "^", "$", "(?m)^", "(?m)$", "a\\nb", "x*", "a*", "\\b", "", "(?m)$|b"]
+        {
             let re = regex::Regex::new(pattern).unwrap();
-            for t in texts {
+            for t in texts.iter().copied().chain([long.as_str()]) {
                 assert_eq!(matching_lines(&re, t), naive(&re, t), "{pattern:?} on {t:?}");
             }
         }
