@@ -68,8 +68,9 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, listing: &Listing, home: Option<&s
             vec![
                 r.format.to_string(),
                 id.clone(),
-                // Names show what they hide (`safe::name`); the table makes the rest safe.
-                safe::name(r.title.as_deref().unwrap_or_default()).into_owned(),
+                // Names show what they hide (`safe::name`); a title's line breaks are
+                // spaces in a one-line cell.
+                safe::name(&r.title.as_deref().unwrap_or_default().replace(['\n', '\t'], " ")).into_owned(),
                 safe::name(&tilde(r.cwd.as_deref(), home)).into_owned(),
                 minute(r.last_active),
                 thousands(r.entries as f64),

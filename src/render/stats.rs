@@ -10,9 +10,10 @@ use super::ls::csv_field;
 use super::table::{self, dollars, thousands, Column};
 use super::{sanitize, Ui};
 
-/// A name cell (a session, project, model or title): what it hides shown (`safe::name`).
+/// A name cell (a session, project, model or title): what it hides shown (`safe::name`),
+/// line breaks as spaces (a cell is one line).
 fn name(s: &str) -> String {
-    super::safe::name(s).into_owned()
+    super::safe::name(&s.replace(['\n', '\t'], " ")).into_owned()
 }
 use crate::session::js;
 use crate::session::usage::Totals;
