@@ -141,3 +141,56 @@ pub const LIVE: &str = "PISCES_LIVE_ORACLE=1 and the pi oracle (tools/live-oracl
 pub fn live_oracle() -> bool {
     std::env::var_os("PISCES_LIVE_ORACLE").is_some()
 }
+
+/// `src` made about 4 MB by repeating its lines after the first (duplicated ids: the later
+/// win, as in pi), so that a read takes long enough for a [`Rewriter`] to cut into it.
+pub fn big_copy(src: &[u8]) -> Vec<u8> {
+    let body_start = src.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut big = src.to_vec();
+    while big.len() < 4 << 20 {
+        big.extend_from_slice(&src[body_start..]);
+    }
+    big
+}
+
+/// A thread that cuts `file` at random points and writes the rest of `bytes` back, in
+/// place (the same inode, which a mapped read has to survive), in a loop until stopped.
+pub struct Rewriter {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<u32>,
+}
+
+impl Rewriter {
+    pub fn start(file: &Path, bytes: Vec<u8>, seed: u64) -> Rewriter {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (flag, file) = (stop.clone(), file.to_path_buf());
+        let thread = std::thread::spawn(move || {
+            let mut x = seed;
+            let mut rewrites = 0u32;
+            while !flag.load(Ordering::Relaxed) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let cut = (x as usize) % bytes.len();
+                if let Ok(mut h) = std::fs::OpenOptions::new().write(true).open(&file) {
+                    use std::io::{Seek, SeekFrom, Write};
+                    let _ = h.set_len(cut as u64);
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    let _ = h.seek(SeekFrom::Start(cut as u64));
+                    let _ = h.write_all(&bytes[cut..]);
+                }
+                rewrites += 1;
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            rewrites
+        });
+        Rewriter { stop, thread }
+    }
+
+    /// Stops the loop; how many rewrites it made.
+    pub fn stop(self) -> Result<u32, libtest_mimic::Failed> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().map_err(|_| "the writer thread panicked".into())
+    }
+}

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use pisces::llm::testing::{anthropic_text, Reply, ScriptedServer};
 
-use crate::common::{check, pisces, run, stderr, stdout, testdata, TestResult};
+use crate::common::{big_copy, check, pisces, run, stderr, stdout, testdata, Rewriter, TestResult};
 
 pub fn trials() -> Vec<Trial> {
     vec![
@@ -546,12 +546,7 @@ fn shrunk_while_read() -> TestResult {
     let dir = tempfile::tempdir()?;
     let src = fs::read(testdata().join("real/large-session.jsonl"))?;
     // About 4 MB: large enough that a read takes a while (the file is mapped).
-    let mut big = src.clone();
-    let body_start = src.iter().position(|&b| b == b'\n').unwrap() + 1;
-    while big.len() < 4 << 20 {
-        // More copies of the entries (duplicate ids: the later win, as in pi).
-        big.extend_from_slice(&src[body_start..]);
-    }
+    let big = big_copy(&src);
     let f = dir.path().join("s.jsonl");
     fs::write(&f, &big)?;
     let fs_ = s(&f).to_string();
@@ -572,30 +567,7 @@ fn shrunk_while_read() -> TestResult {
     // The answers of the whole, unchanged file.
     let want: Vec<Vec<u8>> = commands.iter().map(|c| pisces().args(c).output().unwrap().stdout).collect();
 
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writer = {
-        let (stop, f, big) = (stop.clone(), f.clone(), big.clone());
-        std::thread::spawn(move || {
-            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-            let mut rewrites = 0u32;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let cut = (x as usize) % big.len();
-                if let Ok(mut h) = fs::OpenOptions::new().write(true).open(&f) {
-                    use std::io::{Seek, SeekFrom, Write};
-                    let _ = h.set_len(cut as u64);
-                    std::thread::sleep(Duration::from_millis(2));
-                    let _ = h.seek(SeekFrom::Start(cut as u64));
-                    let _ = h.write_all(&big[cut..]);
-                }
-                rewrites += 1;
-                std::thread::sleep(Duration::from_millis(3));
-            }
-            rewrites
-        })
-    };
+    let writer = Rewriter::start(&f, big.clone(), 0x2545_f491_4f6c_dd1d);
     let mut changed = 0;
     let mut answered = 0;
     let mut whole = 0;
@@ -623,8 +595,7 @@ fn shrunk_while_read() -> TestResult {
             }
         }
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let rewrites = writer.join().map_err(|_| "the writer thread panicked")?;
+    let rewrites = writer.stop()?;
     check(rewrites > 10, || format!("only {rewrites} rewrites: the test did not test"))?;
     eprintln!("defects::12: {answered} answers ({whole} of the whole file), {changed} refusals, {rewrites} rewrites");
     check(answered + changed == 20, || format!("{answered} answers, {changed} refusals"))

@@ -6,14 +6,12 @@
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use libtest_mimic::Trial;
 use serde_json::Value;
 
-use crate::common::{check, pisces, stderr, testdata, TestResult};
+use crate::common::{big_copy, check, pisces, stderr, testdata, Rewriter, TestResult};
 
 pub fn trials() -> Vec<Trial> {
     let formats: [(&str, &str); 3] = [
@@ -41,17 +39,6 @@ pub fn trials() -> Vec<Trial> {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// The file made about 4 MB by repeating its lines after the first (duplicated ids: the
-/// later win), so that a read takes long enough for the writer to cut into it.
-fn big_copy(src: &[u8]) -> Vec<u8> {
-    let body_start = src.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let mut big = src.to_vec();
-    while big.len() < 4 << 20 {
-        big.extend_from_slice(&src[body_start..]);
-    }
-    big
 }
 
 /// A writer thread cuts the file at random points and writes the rest back, in place (the
@@ -85,30 +72,7 @@ fn rewritten_under_read(rel: &str) -> TestResult {
         v
     })
     .collect();
-    let stop = Arc::new(AtomicBool::new(false));
-    let writer = {
-        let (stop, f, big) = (stop.clone(), f.clone(), big.clone());
-        std::thread::spawn(move || {
-            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-            let mut rewrites = 0u32;
-            while !stop.load(Ordering::Relaxed) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let cut = (x as usize) % big.len();
-                if let Ok(mut h) = fs::OpenOptions::new().write(true).open(&f) {
-                    use std::io::{Seek, SeekFrom, Write};
-                    let _ = h.set_len(cut as u64);
-                    std::thread::sleep(Duration::from_millis(2));
-                    let _ = h.seek(SeekFrom::Start(cut as u64));
-                    let _ = h.write_all(&big[cut..]);
-                }
-                rewrites += 1;
-                std::thread::sleep(Duration::from_millis(3));
-            }
-            rewrites
-        })
-    };
+    let writer = Rewriter::start(&f, big.clone(), 0x9e37_79b9_7f4a_7c15);
     let (mut answered, mut refused) = (0, 0);
     let result = (|| -> TestResult {
         for round in 0..3 {
@@ -140,8 +104,7 @@ fn rewritten_under_read(rel: &str) -> TestResult {
         }
         Ok(())
     })();
-    stop.store(true, Ordering::Relaxed);
-    let rewrites = writer.join().map_err(|_| "the writer thread panicked")?;
+    let rewrites = writer.stop()?;
     result?;
     check(rewrites > 10, || format!("only {rewrites} rewrites: the test did not test"))?;
     eprintln!("faults::{rel}: {answered} answers, {refused} refusals, {rewrites} rewrites");
