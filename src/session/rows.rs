@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 
 use rustc_hash::FxHashMap as HashMap;
-use serde_json::value::RawValue;
 
 use super::entry::EntryIdx;
 
@@ -59,7 +58,8 @@ impl Text {
 pub struct ToolCall<'a> {
     pub id: Cow<'a, str>,
     pub name: Cow<'a, str>,
-    pub arguments: Option<&'a RawValue>,
+    /// The arguments' JSON text as written (the line was validated when read).
+    pub arguments: Option<&'a str>,
 }
 
 /// Where tool rows' paths are seen from: pi shows paths under the home directory as `~/…`,

@@ -65,7 +65,7 @@ fn calls_of(raw: &[u8]) -> Vec<ToolCall<'_>> {
         .map(|b| ToolCall {
             id: b.id.0.unwrap_or(Cow::Borrowed("")),
             name: b.name.0.unwrap_or(Cow::Borrowed("")),
-            arguments: b.input,
+            arguments: b.input.map(RawValue::get),
         })
         .collect()
 }
@@ -180,8 +180,8 @@ fn show_path(p: &str, paths: &Paths) -> String {
 }
 
 /// `[Bash: npm test]`: one call as the tree shows it.
-pub fn format_call(name: &str, args: Option<&RawValue>, paths: &Paths) -> String {
-    let args: Value = args.and_then(|a| serde_json::from_str(a.get()).ok()).unwrap_or(Value::Null);
+pub fn format_call(name: &str, args: Option<&str>, paths: &Paths) -> String {
+    let args: Value = args.and_then(|a| serde_json::from_str(a).ok()).unwrap_or(Value::Null);
     let get = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default();
     let num = |k: &str| args.get(k).and_then(Value::as_f64);
     let detail = match name {
@@ -274,7 +274,7 @@ impl Rows for ClaudeRows<'_> {
             s.push_str(&c.name);
             if let Some(a) = c.arguments {
                 s.push(' ');
-                s.push_str(a.get());
+                s.push_str(a);
             }
         }
         if let Some(l) = label {

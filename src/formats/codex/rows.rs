@@ -323,7 +323,11 @@ fn call_of(raw: &[u8]) -> Vec<ToolCall<'_>> {
     let Ok(item) = serde_json::from_str::<RowItem>(payload.get()) else { return Vec::new() };
     let id = item.call_id.or(item.id).unwrap_or_default();
     let name = item.name.or(item.ty).unwrap_or(Cow::Borrowed("?"));
-    vec![ToolCall { id: Cow::Owned(id.into_owned()), name: Cow::Owned(name.into_owned()), arguments: Some(payload) }]
+    vec![ToolCall {
+        id: Cow::Owned(id.into_owned()),
+        name: Cow::Owned(name.into_owned()),
+        arguments: Some(payload.get()),
+    }]
 }
 
 impl Rows for CodexRows<'_> {
@@ -351,7 +355,7 @@ impl Rows for CodexRows<'_> {
         let id = item.call_id.as_deref().unwrap_or_default();
         let cwd = self.codex.thread(i).cwd.as_deref().unwrap_or(paths.cwd);
         let call = calls.get(id).and_then(|c| {
-            let item: Value = serde_json::from_str(c.arguments?.get()).ok()?;
+            let item: Value = serde_json::from_str(c.arguments?).ok()?;
             Some(format_call(&c.name, &call_arguments(&item), cwd))
         });
         let shown = call.unwrap_or_else(|| "[tool result]".to_string());

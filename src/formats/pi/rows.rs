@@ -13,43 +13,89 @@ use crate::session::entry::{EntryIdx, EntryType, Role};
 use crate::session::format::{RowNeed, Unreadable};
 use crate::session::js;
 use crate::session::rows::{CallMap, Paths, Rows, Text, Tone, ToolCall};
+use crate::session::walk::{self, skip_ws, Blocks, Structure};
 use crate::session::Session;
 
 /// What the tree shows of every entry of one pi session.
+///
+/// Only what the drawing needs of every entry before it draws is kept: two flags and the
+/// tool calls (a result's row names its call). A row's text is made from its line when
+/// the row is drawn, a chunk of rows at a time, so half a million entries' texts never
+/// exist at once (on a 1 GB session they were most of the tree's memory).
 pub struct PiRows<'s, 'a> {
     session: &'s Session<'a>,
-    infos: Vec<Info<'a>>,
+    migrate_v2: bool,
+    need: RowNeed,
+    /// Per entry: [`PARENT_UNDEFINED`] and [`HIDDEN_UNLESS_LEAF`].
+    flags: Vec<u8>,
+    /// Entry `i`'s calls are `calls[call_at[i]..call_at[i + 1]]`.
+    call_at: Vec<u32>,
+    calls: Vec<ToolCall<'a>>,
 }
+
+/// The line has no `parentId` key (pi's quirk, see [`Rows::parent_undefined`]).
+const PARENT_UNDEFINED: u8 = 1;
+/// An assistant reply that only called tools (pi hides it unless it is the leaf).
+const HIDDEN_UNLESS_LEAF: u8 = 2;
+/// An assistant reply that was aborted (its row says so when it has no text).
+const ABORTED: u8 = 4;
+/// An assistant reply with an error message (its row shows it when it has no text).
+const ERROR: u8 = 8;
 
 impl<'s, 'a> PiRows<'s, 'a> {
     pub fn read(session: &'s Session<'a>, pi: &Pi, need: RowNeed) -> Result<Self, Unreadable> {
-        let infos = parse_all(session, pi, need)?;
-        Ok(PiRows { session, infos })
+        let (flags, call_at, calls) = read_flags(session, pi.migrate_v2, need)?;
+        Ok(PiRows { session, migrate_v2: pi.migrate_v2, need, flags, call_at, calls })
+    }
+
+    /// Entry `i` read for its text (or, with `search`, its searchable text). A line the
+    /// validator passed and the parser does not (never seen) shows as unreadable.
+    fn info(&self, i: EntryIdx, search: bool) -> Info<'a> {
+        let need = RowNeed { search, ..self.need };
+        let e = &self.session.entries[i];
+        if e.kind == EntryType::Message && e.role == Role::Assistant && !e.unreadable && !need.user_only {
+            let flags = self.flags[i.get()];
+            // The row reads the text, else `aborted`, else the error: only an error is not
+            // among the flags.
+            let quick = match flags & ERROR {
+                0 => quick_text(self.session.raw_line(i)).map(|acc| Info::Assistant {
+                    text: acc.text.into_boxed_str(),
+                    has_text: acc.has_text,
+                    shows_anyway: false,
+                    aborted: flags & ABORTED != 0,
+                    error: None,
+                    calls: Box::default(),
+                    undefined_parent: flags & PARENT_UNDEFINED != 0,
+                }),
+                _ => quick_assistant(self.session.raw_line(i), &mut Blocks::default(), true),
+            };
+            if let Some(info) = quick {
+                return info;
+            }
+        }
+        parse_entry(self.session, self.migrate_v2, i, need).unwrap_or(Info::Unreadable)
     }
 }
 
 impl Rows for PiRows<'_, '_> {
     fn parent_undefined(&self, i: EntryIdx) -> bool {
-        self.infos[i.get()].parent_undefined()
+        self.flags[i.get()] & PARENT_UNDEFINED != 0
     }
 
     fn hidden_unless_leaf(&self, i: EntryIdx) -> bool {
-        matches!(self.infos[i.get()], Info::Assistant { has_text: false, shows_anyway: false, .. })
+        self.flags[i.get()] & HIDDEN_UNLESS_LEAF != 0
     }
 
     fn calls(&self, i: EntryIdx) -> &[ToolCall<'_>] {
-        match &self.infos[i.get()] {
-            Info::Assistant { calls, .. } => calls,
-            _ => &[],
-        }
+        &self.calls[self.call_at[i.get()] as usize..self.call_at[i.get() + 1] as usize]
     }
 
     fn text(&self, i: EntryIdx, calls: &CallMap, paths: &Paths) -> Text {
-        display_text(self.session, i, &self.infos[i.get()], calls, paths)
+        display_text(self.session, i, &self.info(i, false), calls, paths)
     }
 
     fn searchable(&self, i: EntryIdx, label: Option<&str>) -> String {
-        searchable_text(self.session, i, &self.infos[i.get()], label)
+        searchable_text(self.session, i, &self.info(i, true), label)
     }
 }
 
@@ -359,7 +405,7 @@ fn custom_content_full(v: Option<&Value>) -> String {
 }
 
 /// pi's `formatToolCall(name, args)`.
-fn format_tool_call(name: &str, args: Option<&RawValue>, paths: &Paths) -> String {
+fn format_tool_call(name: &str, args: Option<&str>, paths: &Paths) -> String {
     // The built-in tools need a few keys: read only those, and stop once they are read (a
     // write's content can be large; the arguments were checked when the line was read).
     let wanted: &[&str] = match name {
@@ -371,8 +417,8 @@ fn format_tool_call(name: &str, args: Option<&RawValue>, paths: &Paths) -> Strin
         _ => &[],
     };
     let args: Value = match args {
-        Some(a) if !wanted.is_empty() => pick_keys(a.get(), wanted, name),
-        Some(a) => serde_json::from_str(a.get()).unwrap_or_default(),
+        Some(a) if !wanted.is_empty() => pick_keys(a, wanted, name),
+        Some(a) => serde_json::from_str(a).unwrap_or_default(),
         None => Value::Null,
     };
     let get = |k: &str| args.get(k).filter(|v| js::truthy(Some(v)));
@@ -591,8 +637,12 @@ fn shorten_home_path(path: &str, paths: &Paths) -> String {
 /// Files smaller than this are read on one thread.
 const PARALLEL_MIN: usize = 4 << 20;
 
-/// Reads every entry's text fields, on two threads for large files.
-fn parse_all<'a>(session: &Session<'a>, pi: &Pi, need: RowNeed) -> Result<Vec<Info<'a>>, Unreadable> {
+/// Every entry's flags, where each entry's calls start in the call list (one past the
+/// last entry: its end), and the calls.
+type Flags<'a> = (Vec<u8>, Vec<u32>, Vec<ToolCall<'a>>);
+
+/// Every entry's flags and tool calls, on two threads for large files.
+fn read_flags<'a>(session: &Session<'a>, migrate_v2: bool, need: RowNeed) -> Result<Flags<'a>, Unreadable> {
     let n = session.entries.len();
     let total: usize = session.data().len();
     let split = match session.entries.first() {
@@ -601,31 +651,331 @@ fn parse_all<'a>(session: &Session<'a>, pi: &Pi, need: RowNeed) -> Result<Vec<In
         }
         _ => n,
     };
-    // One vector of the final size, each thread filling its half in place: collecting
-    // halves and joining them would hold the rows twice over at the peak.
-    let mut infos: Vec<Info<'a>> = Vec::new();
-    infos.resize_with(n, Info::default);
-    let run = |start: usize, out: &mut [Info<'a>]| -> Result<(), Unreadable> {
+    let mut flags = vec![0u8; n];
+    let run = |start: usize, out: &mut [u8]| -> Result<(Vec<u32>, Vec<ToolCall<'a>>), Unreadable> {
+        let mut ends = Vec::with_capacity(out.len());
+        let mut calls = Vec::new();
+        let mut blocks = Blocks::default();
         for (k, slot) in out.iter_mut().enumerate() {
-            *slot = parse_entry(session, pi, EntryIdx::new(start + k), need)?;
+            *slot = entry_flags(session, migrate_v2, EntryIdx::new(start + k), need, &mut calls, &mut blocks)?;
+            ends.push(calls.len() as u32);
         }
-        Ok(())
+        calls.shrink_to_fit();
+        Ok((ends, calls))
     };
-    let (a, b) = infos.split_at_mut(split);
+    let (a, b) = flags.split_at_mut(split);
     let (first, second) = std::thread::scope(|t| {
         let second = (!b.is_empty()).then(|| t.spawn(|| run(split, b)));
         let first = run(0, a);
         // A panic on the other thread is a bug: surface it as this thread's.
-        (first, second.map_or(Ok(()), |h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+        (first, second.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
     });
-    first?;
-    second?;
-    Ok(infos)
+    let (ends, mut calls) = first?;
+    let mut call_at = Vec::with_capacity(n + 1);
+    call_at.push(0);
+    call_at.extend(ends);
+    if let Some(second) = second {
+        let (ends, more) = second?;
+        let base = calls.len() as u32;
+        call_at.extend(ends.into_iter().map(|e| base + e));
+        calls.reserve_exact(more.len());
+        calls.extend(more);
+    }
+    Ok((flags, call_at, calls))
+}
+
+/// What the drawing needs of entry `i` before it draws: its flags, and its tool calls
+/// pushed onto `calls`. Only assistant replies are read for it; any other line in pi's
+/// own layout has its `parentId` key where the index already looked.
+fn entry_flags<'a>(
+    session: &Session<'a>,
+    migrate_v2: bool,
+    i: EntryIdx,
+    need: RowNeed,
+    calls: &mut Vec<ToolCall<'a>>,
+    blocks: &mut Blocks,
+) -> Result<u8, Unreadable> {
+    let e = &session.entries[i];
+    let assistant = e.kind == EntryType::Message && e.role == Role::Assistant;
+    if !assistant && !e.unreadable && super::scan::has_parent_key(session.raw_line(i)) {
+        return Ok(0);
+    }
+    let quick = if assistant && (!need.user_only || need.search) {
+        quick_assistant(session.raw_line(i), blocks, false)
+    } else {
+        None
+    };
+    let info = match quick {
+        Some(info) => info,
+        None => parse_entry(session, migrate_v2, i, need)?,
+    };
+    let mut flags = if info.parent_undefined() { PARENT_UNDEFINED } else { 0 };
+    if let Info::Assistant { has_text, shows_anyway, aborted, error, calls: mine, .. } = info {
+        if !has_text && !shows_anyway {
+            flags |= HIDDEN_UNLESS_LEAF;
+        }
+        if aborted {
+            flags |= ABORTED;
+        }
+        if error.is_some() {
+            flags |= ERROR;
+        }
+        calls.extend(mine.into_vec());
+    }
+    Ok(flags)
+}
+
+/// An assistant reply's line read without serde: what [`parse_entry`] reads of it (the
+/// same rules, field by field), found by jumping over values with the line's string and
+/// bracket masks. Most of a reply's bytes are thinking and tool arguments that the row
+/// never reads, and serde would scan them character by character. With `text` false only
+/// the flags and calls are made (the row's text is read again when it is drawn). `None`
+/// for a line this reader does not take (a key with escapes): [`parse_entry`] reads it.
+fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Option<Info<'a>> {
+    let st = blocks.read(line);
+    let mut parent_seen = false;
+    let mut acc = Acc::default();
+    let mut calls = Vec::new();
+    let mut stop_reason: Option<Value> = None;
+    let mut error_message: Option<Value> = None;
+    let value = |v: usize, end: usize| serde_json::from_slice::<Value>(&line[v..end]).ok();
+    let js_string = |v: usize, end: usize| serde_json::from_slice::<JsString<'a>>(&line[v..end]).ok().map(|s| s.0);
+    object(line, &st, skip_ws(line, 0), &mut |key, v, _end| {
+        match key {
+            b"parentId" => parent_seen = true,
+            b"message" if line[v] == b'{' => {
+                object(line, &st, v, &mut |key, v, end| {
+                    match key {
+                        b"content" => match line[v] {
+                            b'"' => {
+                                let t = js_string(v, end)??;
+                                acc.has_text |= !trim_js(&t).is_empty();
+                                acc.push(&t);
+                            }
+                            b'[' => {
+                                elements(line, &st, v, &mut |v, _| {
+                                    if line[v] == b'{' {
+                                        quick_block(line, &st, v, text, &mut acc, &mut calls)?;
+                                    }
+                                    Some(())
+                                })?;
+                            }
+                            _ => {}
+                        },
+                        b"stopReason" => stop_reason = Some(value(v, end)?),
+                        b"errorMessage" => error_message = Some(value(v, end)?),
+                        _ => {}
+                    }
+                    Some(())
+                })?;
+            }
+            _ => {}
+        }
+        Some(())
+    })?;
+    let stop = stop_reason.as_ref().and_then(Value::as_str);
+    Some(Info::Assistant {
+        text: acc.text.into_boxed_str(),
+        has_text: acc.has_text,
+        shows_anyway: js::truthy(stop_reason.as_ref()) && !matches!(stop, Some("stop" | "toolUse")),
+        aborted: stop == Some("aborted"),
+        error: error_message.filter(|v| js::truthy(Some(v))).map(|v| js_str(Some(&v)).into_boxed_str()),
+        calls: calls.into_boxed_slice(),
+        undefined_parent: !parent_seen,
+    })
+}
+
+/// The text of an assistant reply's content (pi's first 200 UTF-16 units), walked from
+/// the line's start and left as soon as the text is whole: the drawing knows the reply's
+/// other facts from [`read_flags`], so the thinking and tool arguments after the text are
+/// never read. `None` for a line this reader does not take.
+fn quick_text(line: &[u8]) -> Option<Acc> {
+    let walk = Walk(line);
+    let mut acc = Acc::default();
+    let mut scratch = Vec::new();
+    // Set when the text is whole: the walk stops there (`None` from the closures).
+    let mut full = false;
+    let read = object(line, &walk, skip_ws(line, 0), &mut |key, v, _| {
+        if key == b"message" && line[v] == b'{' {
+            object(line, &walk, v, &mut |key, v, end| {
+                if key != b"content" {
+                    return Some(());
+                }
+                match line[v] {
+                    b'"' => {
+                        let t = serde_json::from_slice::<JsString>(&line[v..end]).ok()?.0?;
+                        acc.has_text |= !trim_js(&t).is_empty();
+                        acc.push(&t);
+                    }
+                    b'[' => {
+                        elements(line, &walk, v, &mut |v, _| {
+                            if line[v] == b'{' {
+                                quick_block(line, &walk, v, true, &mut acc, &mut scratch)?;
+                            }
+                            full = acc.units >= Acc::MAX;
+                            (!full).then_some(())
+                        })?;
+                    }
+                    _ => {}
+                }
+                Some(())
+            })?;
+        }
+        Some(())
+    });
+    (read.is_some() || full).then_some(acc)
+}
+
+/// One content block, as [`BlockSeed`] reads it.
+fn quick_block<'a>(
+    line: &'a [u8],
+    st: &dyn Ends,
+    at: usize,
+    want_text: bool,
+    acc: &mut Acc,
+    calls: &mut Vec<ToolCall<'a>>,
+) -> Option<()> {
+    let js_string = |v: usize, end: usize| serde_json::from_slice::<JsString<'a>>(&line[v..end]).ok().map(|s| s.0);
+    let mut ty: Option<Cow<'a, str>> = None;
+    // Where the (last) `text` value is; read only for a text block.
+    let mut text: Option<(usize, usize)> = None;
+    let mut id: Option<Cow<'a, str>> = None;
+    let mut name: Option<Cow<'a, str>> = None;
+    let mut args: Option<&'a str> = None;
+    object(line, st, at, &mut |key, v, end| {
+        match key {
+            b"type" => ty = js_string(v, end)?,
+            b"text" => text = Some((v, end)),
+            b"id" => id = js_string(v, end)?,
+            b"name" => name = js_string(v, end)?,
+            b"arguments" => args = Some(simdutf8::basic::from_utf8(&line[v..end]).ok()?),
+            _ => {}
+        }
+        Some(())
+    })?;
+    match ty.as_deref() {
+        Some("text") => {
+            // Without the text, only whether it has any: a plain first character says so.
+            let plain = |(v, end): (usize, usize)| {
+                end > v + 2 && line[v] == b'"' && line[v + 1].is_ascii_graphic() && line[v + 1] != b'\\'
+            };
+            if !want_text && (acc.has_text || text.is_some_and(plain)) {
+                acc.has_text = true;
+                return Some(());
+            }
+            let t = match text {
+                None => Some(Cow::Borrowed("undefined")),
+                Some((v, end)) => js_string(v, end)?,
+            };
+            match t {
+                None => acc.push("null"),
+                Some(t) => {
+                    acc.push(&t);
+                    acc.has_text |= !trim_js(&t).is_empty();
+                }
+            }
+        }
+        Some("toolCall") => {
+            if let Some(id) = id {
+                calls.push(ToolCall { id, name: name.unwrap_or(Cow::Borrowed("undefined")), arguments: args });
+            }
+        }
+        _ => {}
+    }
+    Some(())
+}
+
+/// Where values end: found with a line's masks ([`Structure`], for a line read whole), or
+/// by walking the bytes from quote to quote ([`Walk`], for a line read only up to a point).
+trait Ends {
+    fn string_end(&self, i: usize) -> Option<usize>;
+    fn value_end(&self, i: usize) -> Option<usize>;
+}
+
+impl Ends for Structure<'_> {
+    fn string_end(&self, i: usize) -> Option<usize> {
+        Structure::string_end(self, i)
+    }
+    fn value_end(&self, i: usize) -> Option<usize> {
+        Structure::value_end(self, i)
+    }
+}
+
+struct Walk<'l>(&'l [u8]);
+
+impl Ends for Walk<'_> {
+    fn string_end(&self, i: usize) -> Option<usize> {
+        walk::string_end(self.0, i)
+    }
+    fn value_end(&self, i: usize) -> Option<usize> {
+        walk::value_end(self.0, i)
+    }
+}
+
+/// What [`object`] calls for each key: `f(key, value start, value end)`, `None` to stop.
+type OnKey<'f> = dyn FnMut(&[u8], usize, usize) -> Option<()> + 'f;
+
+/// Calls `f(key, value start, value end)` for each key of the object at `line[at] == '{'`;
+/// `None` for a key with escapes (compared as written, it could miss its name).
+fn object(line: &[u8], st: &dyn Ends, at: usize, f: &mut OnKey) -> Option<usize> {
+    if *line.get(at)? != b'{' {
+        return None;
+    }
+    let mut i = skip_ws(line, at + 1);
+    if *line.get(i)? == b'}' {
+        return Some(i + 1);
+    }
+    loop {
+        if *line.get(i)? != b'"' {
+            return None;
+        }
+        let key_end = st.string_end(i)?;
+        let key = &line[i + 1..key_end - 1];
+        if key.contains(&b'\\') {
+            return None;
+        }
+        i = skip_ws(line, key_end);
+        if *line.get(i)? != b':' {
+            return None;
+        }
+        let v = skip_ws(line, i + 1);
+        let end = st.value_end(v)?;
+        f(key, v, end)?;
+        i = skip_ws(line, end);
+        match *line.get(i)? {
+            b',' => i = skip_ws(line, i + 1),
+            b'}' => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// Calls `f(value start, value end)` for each element of the array at `line[at] == '['`.
+fn elements(line: &[u8], st: &dyn Ends, at: usize, f: &mut dyn FnMut(usize, usize) -> Option<()>) -> Option<usize> {
+    let mut i = skip_ws(line, at + 1);
+    if *line.get(i)? == b']' {
+        return Some(i + 1);
+    }
+    loop {
+        let end = st.value_end(i)?;
+        f(i, end)?;
+        i = skip_ws(line, end);
+        match *line.get(i)? {
+            b',' => i = skip_ws(line, i + 1),
+            b']' => return Some(i + 1),
+            _ => return None,
+        }
+    }
 }
 
 /// One entry's fields. Lines were validated when the file was read, so reading may stop
 /// as soon as the row has what it needs.
-fn parse_entry<'a>(session: &Session<'a>, pi: &Pi, i: EntryIdx, need: RowNeed) -> Result<Info<'a>, Unreadable> {
+fn parse_entry<'a>(
+    session: &Session<'a>,
+    migrate_v2: bool,
+    i: EntryIdx,
+    need: RowNeed,
+) -> Result<Info<'a>, Unreadable> {
     let e = &session.entries[i];
     if e.unreadable {
         return Ok(Info::Unreadable);
@@ -633,21 +983,32 @@ fn parse_entry<'a>(session: &Session<'a>, pi: &Pi, i: EntryIdx, need: RowNeed) -
     if matches!(e.kind, EntryType::NotObject) {
         return Ok(Info::Nothing);
     }
-    let role = if e.kind == EntryType::Message { e.role } else { Role::None };
+    // Only a line the validator passed and the parser does not (never seen) fails here.
+    read_line(session.raw_line(i), e.kind, e.role, migrate_v2, need)
+        .map_err(|err| Unreadable { skip: true, ..Unreadable::at(session, i, err.to_string()) })
+}
+
+/// [`parse_entry`] of one line of type `kind` (and `role`, for a message).
+fn read_line(
+    line: &[u8],
+    kind: EntryType,
+    role: Role,
+    migrate_v2: bool,
+    need: RowNeed,
+) -> Result<Info<'_>, serde_json::Error> {
+    let role = if kind == EntryType::Message { role } else { Role::None };
     // With the user-only filter, only user messages (and their ids and parents) matter.
     let wanted = !need.user_only || need.search || role == Role::User;
-    let mut st = State::new(e.kind, role, wanted, need.search);
-    let line = session.raw_line(i);
+    let mut st = State::new(kind, role, wanted, need.search);
     let mut de = serde_json::Deserializer::from_slice(line);
     let read = match (TopSeed { st: &mut st }).deserialize(&mut de) {
         Ok(()) => de.end(),
         Err(_) if st.stopped => Ok(()),
         Err(err) => Err(err),
     };
-    // Only a line the validator passed and the parser does not (never seen) gets here.
-    read.map_err(|err| Unreadable { skip: true, ..Unreadable::at(session, i, err.to_string()) })?;
+    read?;
     let undefined_parent = !st.parent_seen;
-    Ok(match (e.kind, role) {
+    Ok(match (kind, role) {
         (EntryType::Message, Role::Assistant) => Info::Assistant {
             text: st.acc.text.into_boxed_str(),
             has_text: st.acc.has_text,
@@ -659,7 +1020,7 @@ fn parse_entry<'a>(session: &Session<'a>, pi: &Pi, i: EntryIdx, need: RowNeed) -
             undefined_parent,
         },
         (EntryType::Message, _) => {
-            let role_name = match (pi.migrate_v2, &st.role) {
+            let role_name = match (migrate_v2, &st.role) {
                 (true, Some(r)) if r == "hookMessage" => Some(Cow::Borrowed("custom")),
                 _ => st.role,
             };
@@ -1042,7 +1403,7 @@ impl<'de, 's> Visitor<'de> for BlockSeed<'s, 'de> {
         let mut text: Option<Option<Cow<'de, str>>> = None;
         let mut id: Option<Cow<'de, str>> = None;
         let mut name: Option<Cow<'de, str>> = None;
-        let mut args: Option<&'de RawValue> = None;
+        let mut args: Option<&'de str> = None;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match key.as_ref() {
                 "type" => ty = map.next_value::<JsString>()?.0,
@@ -1052,7 +1413,7 @@ impl<'de, 's> Visitor<'de> for BlockSeed<'s, 'de> {
                 }
                 "id" if calls_wanted => id = map.next_value::<JsString>()?.0,
                 "name" if calls_wanted => name = map.next_value::<JsString>()?.0,
-                "arguments" if calls_wanted => args = Some(map.next_value()?),
+                "arguments" if calls_wanted => args = Some(map.next_value::<&RawValue>()?.get()),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -1116,6 +1477,103 @@ mod tests {
         assert_eq!(shorten_home_path("src/a.js", &Paths { home: "/home/dev", cwd: "/" }), "src/a.js");
         assert_eq!(shorten_home_path("/home/dev/./a//b/", &Paths { home: "/home/dev/", cwd: "/" }), "~/a/b");
         assert_eq!(shorten_home_path("/home/dev/a", &Paths { home: "", cwd: "/" }), "/home/dev/a");
+    }
+
+    /// Assistant replies of every pi corpus, and shapes pi never writes.
+    fn assistant_lines() -> Vec<Vec<u8>> {
+        let head = r#"{"type":"message","id":"a","parentId":"p","timestamp":"t","message":"#;
+        let long = format!("{}😀 tail", "x".repeat(199));
+        let spaces = " ".repeat(300);
+        let mut lines: Vec<String> = [
+            r#"{"role":"assistant","content":"  plain string  ","stopReason":"stop"}}"#,
+            r#"{"role":"assistant","content":"   ","stopReason":"aborted"}}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":null},{"type":"text"},{"type":"text","text":5},{"type":"text","text":[1,"a"]},{"type":"text","text":{"k":1}}]}}"#,
+            r#"{"role":"assistant","content":[{"type":7,"text":"no"},{"type":"text","text":"a\"b\\\"c\n\td"}],"stopReason":0}}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"one"}],"content":[{"type":"text","text":"two"},{"type":"toolCall","id":"c","name":"bash","arguments":{"command":"ls ]}\"{["}}]}}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"first","text":"second"}]}}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","name":"x","arguments":{}},{"type":"toolCall","id":9,"arguments":"raw"},{"type":"toolCall","id":"d","name":null,"arguments":[1,[2,{"a":"}"}]]}],"stopReason":"toolUse"}}"#,
+            r#"{"role":"assistant","content":[],"stopReason":"error","errorMessage":"boom\nthere"}}"#,
+            r#"{"role":"assistant","content":[],"stopReason":"error","errorMessage":""}}"#,
+            r#"{"role":"assistant","content":[],"stopReason":"length","errorMessage":{"code":1}}}"#,
+            r#"{"role":"assistant","con\u0074ent":[{"type":"text","text":"escaped key"}]}}"#,
+            r#"{"role":"assistant","content":{"type":"text","text":"an object"}}}"#,
+            r#"{"role":"assistant","content":[1,"s",null,[{"type":"text","text":"nested"}]]}}"#,
+            r#""not an object"}"#,
+            r#"[{"role":"assistant"}]}"#,
+            r#"null}"#,
+        ]
+        .iter()
+        .map(|m| format!("{head}{m}"))
+        .collect();
+        lines.push(format!(r#"{head}{{"role":"assistant","content":[{{"type":"text","text":"{long}"}},{{"type":"text","text":"more"}}]}}}}"#));
+        lines.push(format!(r#"{head}{{"role":"assistant","content":[{{"type":"text","text":"{spaces}"}},{{"type":"text","text":"x"}}]}}}}"#));
+        lines.push(r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":"no parentId"}]},"message":{"content":[{"type":"text","text":" again"}]}}"#.into());
+        lines.push(r#" { "type" : "message" , "parentId" : null , "message" : { "content" : [ { "type" : "text" , "text" : " spaced " } ] , "stopReason" : "aborted" } } "#.into());
+        let mut lines: Vec<Vec<u8>> = lines.into_iter().map(String::into_bytes).collect();
+        let mut dirs = vec![std::path::PathBuf::from("testdata")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "jsonl") {
+                    let data = std::fs::read(&path).unwrap();
+                    lines.extend(
+                        data.split(|&b| b == b'\n')
+                            .filter(|l| memchr::memmem::find(l, b"\"assistant\"").is_some())
+                            .map(<[u8]>::to_vec),
+                    );
+                }
+            }
+        }
+        lines
+    }
+
+    /// The quick readers (the flags before the drawing, the text when a row is drawn) read
+    /// what the serde reader reads, wherever they take a line.
+    #[test]
+    fn quick_readers_read_what_serde_reads() {
+        let need = RowNeed { user_only: false, search: false };
+        let (mut whole, mut texts, mut left) = (0, 0, 0);
+        for line in assistant_lines() {
+            let Ok(full) = read_line(&line, EntryType::Message, Role::Assistant, false, need) else { continue };
+            let shown = String::from_utf8_lossy(&line).into_owned();
+            let Info::Assistant { text, has_text, shows_anyway, aborted, error, calls, undefined_parent } = &full
+            else {
+                panic!("{shown}")
+            };
+            match quick_assistant(&line, &mut Blocks::default(), true) {
+                Some(quick) => {
+                    assert_eq!(format!("{quick:?}"), format!("{full:?}"), "{shown}");
+                    whole += 1;
+                }
+                None => left += 1,
+            }
+            if let Some(Info::Assistant {
+                has_text: h,
+                shows_anyway: s,
+                aborted: a,
+                error: e,
+                calls: c,
+                undefined_parent: u,
+                ..
+            }) = quick_assistant(&line, &mut Blocks::default(), false)
+            {
+                assert_eq!(
+                    (h, s, a, e.is_some(), u),
+                    (*has_text, *shows_anyway, *aborted, error.is_some(), *undefined_parent),
+                    "{shown}"
+                );
+                assert_eq!(format!("{c:?}"), format!("{calls:?}"), "{shown}");
+            }
+            if let Some(acc) = quick_text(&line) {
+                assert_eq!(acc.text, text.as_ref(), "{shown}");
+                texts += 1;
+            }
+        }
+        // The escaped key is the one crafted line left to serde.
+        assert_eq!(left, 1);
+        assert!(whole > 500 && texts > 500, "{whole} {texts}");
     }
 
     #[test]

@@ -108,6 +108,10 @@ pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>, prelude: u32) -> S
     for next in scans {
         join(&mut first, next);
     }
+    // Grown piece by piece, the entries (most of the index's memory) would keep up to
+    // twice what they hold for as long as the session is open. (Reserving the total first
+    // would instead hold every piece and the whole at once.)
+    first.entries.shrink_to_fit();
     first
 }
 
@@ -370,6 +374,22 @@ fn preview_bytes(line: &[u8]) -> String {
     } else {
         text.into_owned()
     }
+}
+
+/// Whether a line known to be a whole JSON object is in pi's own layout
+/// (`{"type":"T","id":"I","parentId":`…), so has its `parentId` key. `false` says only that
+/// the layout is another: the caller reads the line to know.
+pub(crate) fn has_parent_key(line: &[u8]) -> bool {
+    let Some(first) = first_non_blank(line) else { return false };
+    let mut r = Cursor { b: &line[first..], i: 0 };
+    (|| {
+        r.lit(b"{\"type\":\"")?;
+        r.plain_str()?;
+        r.lit(b",\"id\":\"")?;
+        r.plain_str()?;
+        r.lit(b",\"parentId\":")
+    })()
+    .is_some()
 }
 
 /// The fast path for pi's own layout, which covers nearly every line pi writes:
