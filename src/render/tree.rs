@@ -74,12 +74,13 @@ fn clean(s: &str) -> Cow<'_, str> {
 }
 
 /// One line to print: either a row or a `--compact` elision.
+/// (Row numbers as u32: one item a row, half a million on a big session.)
 enum Item {
-    Row(usize),
+    Row(u32),
     /// `… N entries …` for rows `first..first+count`.
     Run {
-        first: usize,
-        count: usize,
+        first: u32,
+        count: u32,
     },
 }
 
@@ -94,12 +95,12 @@ fn items(view: &TreeView, compact: bool) -> Vec<Item> {
                 j += 1;
             }
             if j - i >= MIN_RUN {
-                out.push(Item::Run { first: i, count: j - i });
+                out.push(Item::Run { first: i as u32, count: (j - i) as u32 });
                 i = j;
                 continue;
             }
         }
-        out.push(Item::Row(i));
+        out.push(Item::Row(i as u32));
         i += 1;
     }
     out
@@ -238,7 +239,7 @@ pub fn write_text_hung(
             let w: usize = segs.iter().map(|(_, s)| str_width(s)).sum();
             max_body = max_body.max(w);
             if let Item::Row(i) = item {
-                if view.selected == Some(*i) {
+                if view.selected == Some(*i as usize) {
                     anchor = Some(a);
                 }
             }
@@ -258,7 +259,7 @@ pub fn write_text_hung(
     with_texts(view, &items, |item, text| {
         cols.clear();
         let entry = match item {
-            Item::Row(i) => Some(view.rows[*i].entry),
+            Item::Row(i) => Some(view.rows[*i as usize].entry),
             Item::Run { .. } => None,
         };
         if let Some(ids) = &ids {
@@ -352,31 +353,48 @@ fn write_hung(out: &mut dyn Write, ui: &Ui, carry: &str, h: &Hung, width: Option
 const TEXT_CHUNK: usize = 16 * 1024;
 
 /// Calls `f` for each item with its row's text (`None` for a `--compact` run), the texts
-/// made a chunk at a time.
+/// made a chunk at a time. The next chunk's texts are made while this one's lines are
+/// written, so the two threads that make them are not left idle while one thread writes.
 fn with_texts(
     view: &TreeView,
     items: &[Item],
     mut f: impl FnMut(&Item, Option<&Text>) -> io::Result<()>,
 ) -> io::Result<()> {
-    for chunk in items.chunks(TEXT_CHUNK) {
-        let rows: Vec<usize> = chunk
+    let rows_of = |chunk: &[Item]| -> Vec<usize> {
+        chunk
             .iter()
             .filter_map(|item| match item {
-                Item::Row(i) => Some(*i),
+                Item::Row(i) => Some(*i as usize),
                 Item::Run { .. } => None,
             })
-            .collect();
-        let texts = view.texts(&rows);
-        let mut texts = texts.iter();
-        for item in chunk {
-            let text = match item {
-                Item::Row(_) => texts.next(),
-                Item::Run { .. } => None,
-            };
-            f(item, text)?;
+            .collect()
+    };
+    std::thread::scope(|t| {
+        // One chunk made ahead at most: the texts in hand stay a few chunks.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Text>>(0);
+        t.spawn(move || {
+            for chunk in items.chunks(TEXT_CHUNK) {
+                // The writer stopped (a closed pipe): nothing more to make.
+                if tx.send(view.texts(&rows_of(chunk))).is_err() {
+                    break;
+                }
+            }
+        });
+        for chunk in items.chunks(TEXT_CHUNK) {
+            // The maker sends one vector a chunk; it ends only once all are sent (or by a
+            // panic, which the scope passes on).
+            let Ok(texts) = rx.recv() else { break };
+            let mut texts = texts.iter();
+            for item in chunk {
+                let text = match item {
+                    Item::Row(_) => texts.next(),
+                    Item::Run { .. } => None,
+                };
+                f(item, text)?;
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 fn pad(s: &mut String, n: usize) {
@@ -409,7 +427,7 @@ fn body<'t>(
     segs.push((Some(Paint::Dim), Cow::Borrowed(prefix)));
     match *item {
         Item::Row(i) => {
-            let row = &view.rows[i];
+            let row = &view.rows[i as usize];
             let connector = row.show_connector && !row.virtual_root_child;
             if row.folded && !connector {
                 segs.push((Some(Paint::System), Cow::Borrowed("⊞ ")));
@@ -430,7 +448,7 @@ fn body<'t>(
             }
         }
         Item::Run { first, count } => {
-            if view.rows[first].active {
+            if view.rows[first as usize].active {
                 segs.push((Some(Paint::Active), Cow::Borrowed("• ")));
             }
             segs.push((Some(Paint::Dim), Cow::Owned(format!("… {count} entries …"))));
@@ -442,8 +460,8 @@ fn body<'t>(
 /// The prefix of an item's line, and its width.
 fn item_prefix<'p>(painter: &'p mut Painter, item: &Item) -> (&'p str, usize) {
     let (i, connector) = match *item {
-        Item::Row(i) => (i, true),
-        Item::Run { first, .. } => (first, false),
+        Item::Row(i) => (i as usize, true),
+        Item::Run { first, .. } => (first as usize, false),
     };
     painter.prefix(i, connector);
     (&painter.prefix, painter.width)
@@ -680,7 +698,7 @@ impl Serialize for Nodes<'_> {
                     kind: kind_value(session, r.entry),
                     role: role_value(session, r.entry),
                     text: text.to_plain(),
-                    label: r.label,
+                    label: r.label.map(String::as_str),
                     depth: r.depth,
                     on_active_path: r.active,
                     folded: r.folded,

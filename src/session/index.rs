@@ -12,7 +12,6 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use hashbrown::HashTable;
-use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
@@ -107,8 +106,10 @@ pub struct Session<'a> {
     by_id: HashTable<u32>,
     /// Some id appears on more than one entry.
     pub duplicate_ids: bool,
-    /// Parent -> child edges; `neighbors(n)` yields children in order.
-    graph: DiGraph<(), (), u32>,
+    /// Children of entry `i`, in order: `kids[kid_at[i]..kid_at[i + 1]]` (two arrays of
+    /// four bytes an entry; a graph library's nodes and edges took three times that).
+    kid_at: Vec<u32>,
+    kids: Vec<u32>,
     /// Entries without a (resolvable) parent, in file order.
     pub roots: Vec<EntryIdx>,
     labels: HashMap<String, Label>,
@@ -138,7 +139,8 @@ impl<'a> Session<'a> {
             owned,
             by_id: HashTable::new(),
             duplicate_ids: false,
-            graph: DiGraph::default(),
+            kid_at: Vec::new(),
+            kids: Vec::new(),
             roots: Vec::new(),
             labels: HashMap::default(),
             default_leaf,
@@ -271,10 +273,6 @@ impl<'a> Session<'a> {
                 None => self.roots.push(i),
             }
         }
-        self.graph = DiGraph::with_capacity(n, kids.len());
-        for _ in 0..n {
-            self.graph.add_node(());
-        }
         for p in 0..n {
             let slice = &mut kids[offsets[p] as usize..offsets[p + 1] as usize];
             if let (true, ChildOrder::Time(time)) = (slice.len() > 1, order) {
@@ -286,11 +284,9 @@ impl<'a> Session<'a> {
                 let sorted: Vec<u32> = order.iter().map(|&k| slice[k]).collect();
                 slice.copy_from_slice(&sorted);
             }
-            // petgraph lists a node's edges newest first: add them in reverse order.
-            for &c in slice.iter().rev() {
-                self.graph.add_edge(NodeIndex::new(p), NodeIndex::new(c as usize), ());
-            }
         }
+        self.kid_at = offsets;
+        self.kids = kids;
         self.diagnostics.extend(diags);
     }
 
@@ -482,7 +478,8 @@ impl<'a> Session<'a> {
 
     /// Children of `i`, in order.
     pub fn children(&self, i: EntryIdx) -> impl Iterator<Item = EntryIdx> + '_ {
-        self.graph.neighbors(NodeIndex::new(i.get())).map(|n| EntryIdx::new(n.index()))
+        let (from, to) = (self.kid_at[i.get()] as usize, self.kid_at[i.get() + 1] as usize);
+        self.kids[from..to].iter().map(|&c| EntryIdx::new(c as usize))
     }
 
     pub fn parent(&self, i: EntryIdx) -> Option<EntryIdx> {

@@ -111,7 +111,8 @@ pub struct Row<'s> {
     /// How many branch points (visible entries with more than one visible child) lie
     /// between the visible root and this row: its nesting level in the drawing.
     pub depth: u32,
-    pub label: Option<&'s str>,
+    /// A thin reference (a `&str` would take twice the room in every row).
+    pub label: Option<&'s String>,
 }
 
 /// The visible tree, ready to draw. Row texts are made when drawn ([`TreeView::texts`]),
@@ -223,17 +224,11 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
 
     let mut flat = Flattener::new(&tree, leaf_node, session);
     flat.run();
-    let Flattener { flats, mut gutters, reachable, .. } = flat;
+    let Flattener { mut flats, mut gutters, reachable, .. } = flat;
 
     // toolCallMap: every assistant's tool calls, in flatten order (a later call with the
     // same id wins).
-    let call_count = flats.iter().map(|f| rows_of.calls(f.node).len()).sum();
-    let mut tool_calls: CallMap = HashMap::with_capacity_and_hasher(call_count, Default::default());
-    for f in &flats {
-        for c in rows_of.calls(f.node) {
-            tool_calls.insert(c.id.as_ref(), c);
-        }
-    }
+    let tool_calls = CallMap::new(flats.iter().flat_map(|f| rows_of.calls(f.node)));
 
     // applyFilter
     let tokens: Vec<String> = match &opts.search {
@@ -241,20 +236,20 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
         None => Vec::new(),
     };
     // pi's `labelsById.get(entry.id)`, by node.
-    let mut labels: HashMap<EntryIdx, &str> = HashMap::default();
+    let mut labels: HashMap<EntryIdx, &String> = HashMap::default();
     for (id, l) in session.labels() {
         if let Some(node) = session.get(id) {
-            labels.insert(node, l.text.as_str());
+            labels.insert(node, &l.text);
         }
     }
-    let label_of = |node: EntryIdx| -> Option<&str> {
+    let label_of = |node: EntryIdx| -> Option<&String> {
         if labels.is_empty() {
             None
         } else {
             labels.get(&node).copied()
         }
     };
-    let mut filtered: Vec<usize> = Vec::new();
+    let mut filtered: Vec<u32> = Vec::new(); // places in `flats`
     for (k, f) in flats.iter().enumerate() {
         let node = f.node;
         let e = &session.entries[node];
@@ -285,12 +280,12 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
             continue;
         }
         if !tokens.is_empty() {
-            let text = rows_of.searchable(node, label_of(node)).to_lowercase();
+            let text = rows_of.searchable(node, label_of(node).map(String::as_str)).to_lowercase();
             if !tokens.iter().all(|t| text.contains(t.as_str())) {
                 continue;
             }
         }
-        filtered.push(k);
+        filtered.push(k as u32);
     }
 
     // Folded subtrees: pi walks the flat list (pre-order) by `parentId`.
@@ -309,25 +304,25 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
                 }
             }
         }
-        filtered.retain(|&k| !skip[flats[k].node.get()]);
+        filtered.retain(|&k| !skip[flats[k as usize].node.get()]);
     }
 
     // recalculateVisualStructure
     let mut visible = vec![false; n];
     for &k in &filtered {
-        visible[flats[k].node.get()] = true;
+        visible[flats[k as usize].node.get()] = true;
     }
     let vparent = nearest_visible_ancestors(&tree, &flats, &filtered, &visible, &reachable);
     let mut roots: Vec<EntryIdx> = Vec::new();
     let mut last_filtered = vec![u32::MAX; n];
     let mut children = Children { offsets: vec![0; n + 1], kids: Vec::new() };
     for &k in &filtered {
-        let node = flats[k].node;
+        let node = flats[k as usize].node;
         match vparent[node.get()] {
             Some(p) => children.offsets[p.get() + 1] += 1,
             None => roots.push(node),
         }
-        last_filtered[node.get()] = k as u32;
+        last_filtered[node.get()] = k;
     }
     for i in 0..n {
         children.offsets[i + 1] += children.offsets[i];
@@ -336,7 +331,7 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
     {
         let mut fill = children.offsets.clone();
         for &k in &filtered {
-            let node = flats[k].node;
+            let node = flats[k as usize].node;
             if let Some(p) = vparent[node.get()] {
                 children.kids[fill[p.get()] as usize] = node;
                 fill[p.get()] += 1;
@@ -344,7 +339,7 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
         }
     }
     let multiple_roots = roots.len() > 1;
-    let mut visual: Vec<Visual> = flats.iter().map(|f| f.visual).collect();
+    // recalculateVisualStructure's results replace the flat list's, in place.
     {
         let mut stack: Vec<(EntryIdx, Visual, bool, u32)> = Vec::new();
         // The visit that last pushed each node (0: the roots; see below).
@@ -380,7 +375,7 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
             visit += 1;
             on_path[node.get()] = true;
             path.push(node);
-            visual[k as usize] = v;
+            flats[k as usize].visual = v;
             let kids = children.of(node);
             let child_gutters = child_gutters(&mut gutters, &v, multiple_roots);
             let many = kids.len() > 1;
@@ -407,6 +402,18 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
         }
     }
 
+    // What only the visual structure needed, freed before the rows are made: the tree's
+    // peak memory is reached while they are.
+    drop((visible, last_filtered));
+    // The rows' places in the flat list, in row order, moved into the list's own room (a
+    // row's place among the rows is never after its place in the list).
+    for (j, &k) in filtered.iter().enumerate() {
+        flats[j] = flats[k as usize];
+    }
+    flats.truncate(filtered.len());
+    flats.shrink_to_fit();
+    drop(filtered);
+
     // buildActivePath: from the leaf's id up through `parentId`, over the flat list's map.
     let mut active = vec![false; n];
     if let Some(Some(leaf_id)) = leaf_key {
@@ -429,12 +436,12 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
 
     // findNearestVisibleIndex(leaf): the leaf's row, else its nearest visible ancestor's,
     // else the last row.
-    let selected = if filtered.is_empty() {
+    let selected = if flats.is_empty() {
         None
     } else {
         let mut index_of = vec![u32::MAX; n];
-        for (i, &k) in filtered.iter().enumerate() {
-            index_of[flats[k].node.get()] = i as u32;
+        for (i, f) in flats.iter().enumerate() {
+            index_of[f.node.get()] = i as u32;
         }
         let mut found = None;
         if leaf_key.is_some() {
@@ -452,15 +459,17 @@ pub fn build<'s>(session: &'s Session<'_>, rows_of: &'s dyn Rows, opts: &Options
                 cur = tree.parent_node_strict(c);
             }
         }
-        Some(found.unwrap_or(filtered.len() - 1))
+        Some(found.unwrap_or(flats.len() - 1))
     };
+
+    // The rows are made last, with only what they read still held.
+    drop((tree, reachable));
 
     // Nesting levels (branch points above each row), in row order (parents come first).
     let mut level = vec![0u32; n];
-    let mut rows = Vec::with_capacity(filtered.len());
-    for &k in &filtered {
-        let f = &flats[k];
-        let v = visual[k];
+    let mut rows = Vec::with_capacity(flats.len());
+    for f in &flats {
+        let v = f.visual;
         let node = f.node;
         let parent = vparent[node.get()];
         let depth = match parent {
@@ -699,6 +708,7 @@ struct Visual {
     virtual_root_child: bool,
 }
 
+#[derive(Clone, Copy)]
 struct Flat {
     node: EntryIdx,
     visual: Visual,
@@ -870,7 +880,7 @@ fn child_gutters(gutters: &mut Vec<Gutter>, v: &Visual, multiple_roots: bool) ->
 fn nearest_visible_ancestors(
     tree: &PiTree,
     flats: &[Flat],
-    filtered: &[usize],
+    filtered: &[u32],
     visible: &[bool],
     reachable: &[bool],
 ) -> Vec<Option<EntryIdx>> {
@@ -915,7 +925,7 @@ fn nearest_visible_ancestors(
     };
     let mut out = vec![None; n];
     for &k in filtered {
-        let node = flats[k].node;
+        let node = flats[k as usize].node;
         if let Above::At(p) = resolve(node, &mut above) {
             out[node.get()] = Some(p);
         }

@@ -53,6 +53,11 @@ impl<'s, 'a> PiRows<'s, 'a> {
     fn info(&self, i: EntryIdx, search: bool) -> Info<'a> {
         let need = RowNeed { search, ..self.need };
         let e = &self.session.entries[i];
+        if e.kind == EntryType::Message && e.role == Role::ToolResult && !e.unreadable && !search && !need.user_only {
+            if let Some(info) = quick_tool_result(self.session.raw_line(i)) {
+                return info;
+            }
+        }
         if e.kind == EntryType::Message && e.role == Role::Assistant && !e.unreadable && !need.user_only {
             let flags = self.flags[i.get()];
             // The row reads the text, else `aborted`, else the error: only an error is not
@@ -434,10 +439,20 @@ fn format_tool_call(name: &str, args: Option<&str>, paths: &Paths) -> String {
         "write" => format!("[write: {}]", path_of(&["path", "file_path"], "")),
         "edit" => format!("[edit: {}]", path_of(&["path", "file_path"], "")),
         "bash" => {
-            let raw = get("command").map_or_else(String::new, |v| js_str(Some(v)));
-            let cmd: String = trim_js(&raw.replace(['\n', '\t'], " ")).to_string();
-            let cut = slice_utf16(&cmd, 50);
-            format!("[bash: {cut}{}]", if utf16_len(&raw) > 50 { "..." } else { "" })
+            // (Borrowed where it can be: half of a big session's rows can be bash calls.)
+            let raw: Cow<str> = match get("command") {
+                Some(Value::String(s)) => Cow::Borrowed(s),
+                v => Cow::Owned(v.map_or_else(String::new, |v| js_str(Some(v)))),
+            };
+            let spaced: Cow<str> = if raw.contains(['\n', '\t']) {
+                Cow::Owned(raw.replace(['\n', '\t'], " "))
+            } else {
+                Cow::Borrowed(&raw)
+            };
+            let cut = slice_utf16(trim_js(&spaced), 50);
+            // UTF-16 units are at most the UTF-8 bytes and at least a third of them.
+            let long = raw.len() > 150 || (raw.len() > 50 && utf16_len(&raw) > 50);
+            format!("[bash: {cut}{}]", if long { "..." } else { "" })
         }
         "grep" => {
             let pattern = get("pattern").map_or_else(String::new, |v| js_str(Some(v)));
@@ -755,7 +770,7 @@ fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Optio
                             b'[' => {
                                 elements(line, &st, v, &mut |v, _| {
                                     if line[v] == b'{' {
-                                        quick_block(line, &st, v, text, &mut acc, &mut calls)?;
+                                        quick_block(line, &st, v, text, &mut acc, Some(&mut calls))?;
                                     }
                                     Some(())
                                 })?;
@@ -785,6 +800,20 @@ fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Optio
     })
 }
 
+/// A tool result's line as [`parse_entry`] reads it for its row (which stops once it has
+/// the call's id and the tool's name), when the line is in pi's own layout.
+fn quick_tool_result(line: &[u8]) -> Option<Info<'_>> {
+    let (id, name) = super::scan::tool_result_head(line)?;
+    Some(Info::Message {
+        role: Some(Cow::Borrowed("toolResult")),
+        text: None,
+        tool_call_id: Some(Cow::Borrowed(id)),
+        tool_name: Some(Box::new(Value::String(name.to_string()))),
+        command: None,
+        undefined_parent: false,
+    })
+}
+
 /// The text of an assistant reply's content (pi's first 200 UTF-16 units), walked from
 /// the line's start and left as soon as the text is whole: the drawing knows the reply's
 /// other facts from [`read_flags`], so the thinking and tool arguments after the text are
@@ -792,7 +821,6 @@ fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Optio
 fn quick_text(line: &[u8]) -> Option<Acc> {
     let walk = Walk(line);
     let mut acc = Acc::default();
-    let mut scratch = Vec::new();
     // Set when the text is whole: the walk stops there (`None` from the closures).
     let mut full = false;
     let read = object(line, &walk, skip_ws(line, 0), &mut |key, v, _| {
@@ -810,7 +838,7 @@ fn quick_text(line: &[u8]) -> Option<Acc> {
                     b'[' => {
                         elements(line, &walk, v, &mut |v, _| {
                             if line[v] == b'{' {
-                                quick_block(line, &walk, v, true, &mut acc, &mut scratch)?;
+                                quick_block(line, &walk, v, true, &mut acc, None)?;
                             }
                             full = acc.units >= Acc::MAX;
                             (!full).then_some(())
@@ -818,7 +846,13 @@ fn quick_text(line: &[u8]) -> Option<Acc> {
                     }
                     _ => {}
                 }
-                Some(())
+                // The text is whole unless another `content` or `message` key follows
+                // (serde reads each; a key can spell them with `\u` escapes).
+                let rest = &line[end..];
+                full = [&b"\"content\""[..], b"\"message\"", b"\\u"]
+                    .iter()
+                    .all(|k| memchr::memmem::find(rest, k).is_none());
+                (!full).then_some(())
             })?;
         }
         Some(())
@@ -833,8 +867,10 @@ fn quick_block<'a>(
     at: usize,
     want_text: bool,
     acc: &mut Acc,
-    calls: &mut Vec<ToolCall<'a>>,
+    // `None`: the calls are not wanted (and their fields not read).
+    calls: Option<&mut Vec<ToolCall<'a>>>,
 ) -> Option<()> {
+    let want_calls = calls.is_some();
     let js_string = |v: usize, end: usize| serde_json::from_slice::<JsString<'a>>(&line[v..end]).ok().map(|s| s.0);
     let mut ty: Option<Cow<'a, str>> = None;
     // Where the (last) `text` value is; read only for a text block.
@@ -846,9 +882,9 @@ fn quick_block<'a>(
         match key {
             b"type" => ty = js_string(v, end)?,
             b"text" => text = Some((v, end)),
-            b"id" => id = js_string(v, end)?,
-            b"name" => name = js_string(v, end)?,
-            b"arguments" => args = Some(simdutf8::basic::from_utf8(&line[v..end]).ok()?),
+            b"id" if want_calls => id = js_string(v, end)?,
+            b"name" if want_calls => name = js_string(v, end)?,
+            b"arguments" if want_calls => args = Some(simdutf8::basic::from_utf8(&line[v..end]).ok()?),
             _ => {}
         }
         Some(())
@@ -877,7 +913,9 @@ fn quick_block<'a>(
         }
         Some("toolCall") => {
             if let Some(id) = id {
-                calls.push(ToolCall { id, name: name.unwrap_or(Cow::Borrowed("undefined")), arguments: args });
+                if let Some(calls) = calls {
+                    calls.push(ToolCall { id, name: name.unwrap_or(Cow::Borrowed("undefined")), arguments: args });
+                }
             }
         }
         _ => {}
@@ -1496,6 +1534,8 @@ mod tests {
             r#"{"role":"assistant","content":[],"stopReason":"error","errorMessage":""}}"#,
             r#"{"role":"assistant","content":[],"stopReason":"length","errorMessage":{"code":1}}}"#,
             r#"{"role":"assistant","con\u0074ent":[{"type":"text","text":"escaped key"}]}}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"a"}],"x":1,"con\u0074ent":[{"type":"text","text":"b"}]}}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"a"}],"usage":{"n":1},"content":[{"type":"text","text":"b"}]}}"#,
             r#"{"role":"assistant","content":{"type":"text","text":"an object"}}}"#,
             r#"{"role":"assistant","content":[1,"s",null,[{"type":"text","text":"nested"}]]}}"#,
             r#""not an object"}"#,
@@ -1571,9 +1611,44 @@ mod tests {
                 texts += 1;
             }
         }
-        // The escaped key is the one crafted line left to serde.
-        assert_eq!(left, 1);
+        // The escaped keys are the crafted lines left to serde.
+        assert_eq!(left, 2);
         assert!(whole > 500 && texts > 500, "{whole} {texts}");
+    }
+
+    /// Tool results in pi's layout read as the serde reader reads them for their row.
+    #[test]
+    fn quick_tool_results_read_what_serde_reads() {
+        let need = RowNeed { user_only: false, search: false };
+        let mut lines: Vec<Vec<u8>> = vec![
+            br#"{"type":"message","id":"r","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[],"toolCallId":"c2"}}"#.to_vec(),
+            br#"{"type":"message","id":"r","parentId":"a","timestamp":"t","message":{"role":"toolResult","toolCallId":"c\u0031","toolName":"bash"}}"#.to_vec(),
+        ];
+        let mut dirs = vec![std::path::PathBuf::from("testdata")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "jsonl") {
+                    let data = std::fs::read(&path).unwrap();
+                    lines.extend(
+                        data.split(|&b| b == b'\n')
+                            .filter(|l| memchr::memmem::find(l, b"\"toolResult\"").is_some())
+                            .map(<[u8]>::to_vec),
+                    );
+                }
+            }
+        }
+        let mut quick = 0;
+        for line in &lines {
+            let Ok(full) = read_line(line, EntryType::Message, Role::ToolResult, false, need) else { continue };
+            if let Some(info) = quick_tool_result(line) {
+                assert_eq!(format!("{info:?}"), format!("{full:?}"), "{}", String::from_utf8_lossy(line));
+                quick += 1;
+            }
+        }
+        assert!(quick > 150, "{quick}");
     }
 
     #[test]

@@ -392,6 +392,27 @@ pub(crate) fn has_parent_key(line: &[u8]) -> bool {
     .is_some()
 }
 
+/// A tool result's `toolCallId` and `toolName`, when its line is in pi's own layout
+/// (`{"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":"toolResult",
+/// "toolCallId":"C","toolName":"N"`, no escapes): all its tree row reads of it.
+pub(crate) fn tool_result_head(line: &[u8]) -> Option<(&str, &str)> {
+    let first = first_non_blank(line)?;
+    let mut r = Cursor { b: &line[first..], i: 0 };
+    r.lit(b"{\"type\":\"message\",\"id\":\"")?;
+    r.plain_str()?;
+    r.lit(b",\"parentId\":")?;
+    if r.lit(b"null").is_none() {
+        r.lit(b"\"")?;
+        r.plain_str()?;
+    }
+    r.lit(b",\"timestamp\":\"")?;
+    r.plain_str()?;
+    r.lit(b",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"")?;
+    let id = r.plain_str()?;
+    r.lit(b",\"toolName\":\"")?;
+    Some((id, r.plain_str()?))
+}
+
 /// The fast path for pi's own layout, which covers nearly every line pi writes:
 /// `{"type":"T","id":"I","parentId":"P"|null,"timestamp":"S"` and, for messages,
 /// `,"message":{"role":"R"`, with no escapes in those strings. Anything else (other key
