@@ -411,6 +411,11 @@ fn custom_content_full(v: Option<&Value>) -> String {
 
 /// pi's `formatToolCall(name, args)`.
 fn format_tool_call(name: &str, args: Option<&str>, paths: &Paths) -> String {
+    if name == "bash" {
+        if let Some(text) = args.and_then(quick_bash) {
+            return text;
+        }
+    }
     // The built-in tools need a few keys: read only those, and stop once they are read (a
     // write's content can be large; the arguments were checked when the line was read).
     let wanted: &[&str] = match name {
@@ -439,20 +444,11 @@ fn format_tool_call(name: &str, args: Option<&str>, paths: &Paths) -> String {
         "write" => format!("[write: {}]", path_of(&["path", "file_path"], "")),
         "edit" => format!("[edit: {}]", path_of(&["path", "file_path"], "")),
         "bash" => {
-            // (Borrowed where it can be: half of a big session's rows can be bash calls.)
             let raw: Cow<str> = match get("command") {
                 Some(Value::String(s)) => Cow::Borrowed(s),
                 v => Cow::Owned(v.map_or_else(String::new, |v| js_str(Some(v)))),
             };
-            let spaced: Cow<str> = if raw.contains(['\n', '\t']) {
-                Cow::Owned(raw.replace(['\n', '\t'], " "))
-            } else {
-                Cow::Borrowed(&raw)
-            };
-            let cut = slice_utf16(trim_js(&spaced), 50);
-            // UTF-16 units are at most the UTF-8 bytes and at least a third of them.
-            let long = raw.len() > 150 || (raw.len() > 50 && utf16_len(&raw) > 50);
-            format!("[bash: {cut}{}]", if long { "..." } else { "" })
+            bash_text(&raw)
         }
         "grep" => {
             let pattern = get("pattern").map_or_else(String::new, |v| js_str(Some(v)));
@@ -468,6 +464,38 @@ fn format_tool_call(name: &str, args: Option<&str>, paths: &Paths) -> String {
             let cut = slice_utf16(&json, 40);
             format!("[{name}: {cut}{}]", if utf16_len(&json) > 40 { "..." } else { "" })
         }
+    }
+}
+
+/// pi's bash row: `[bash: <the command on one line, cut at 50 UTF-16 units>...]`.
+fn bash_text(raw: &str) -> String {
+    let spaced: Cow<str> =
+        if raw.contains(['\n', '\t']) { Cow::Owned(raw.replace(['\n', '\t'], " ")) } else { Cow::Borrowed(raw) };
+    let cut = slice_utf16(trim_js(&spaced), 50);
+    // UTF-16 units are at most the UTF-8 bytes and at least a third of them.
+    let long = raw.len() > 150 || (raw.len() > 50 && utf16_len(raw) > 50);
+    format!("[bash: {cut}{}]", if long { "..." } else { "" })
+}
+
+/// A bash call's row read from its arguments without a parser (half of a big session's
+/// rows can be bash calls): the first `command` key, where [`pick_keys`] stops, when it is
+/// a string. `None` leaves the call to [`pick_keys`].
+fn quick_bash(args: &str) -> Option<String> {
+    let b = args.as_bytes();
+    let mut command: Option<Cow<str>> = None;
+    let read = object(b, &Walk(b), skip_ws(b, 0), &mut |key, v, end| {
+        if key != b"command" {
+            return Some(());
+        }
+        command = if b[v] == b'"' { js_string(&b[v..end])? } else { None };
+        // Found (or not a string: `None` either way stops the walk).
+        None
+    });
+    match (read, command) {
+        (_, Some(raw)) => Some(bash_text(&raw)),
+        // No `command` key: pi shows an empty command.
+        (Some(_), None) => Some(bash_text("")),
+        (None, None) => None,
     }
 }
 
@@ -754,7 +782,7 @@ fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Optio
     let mut stop_reason: Option<Value> = None;
     let mut error_message: Option<Value> = None;
     let value = |v: usize, end: usize| serde_json::from_slice::<Value>(&line[v..end]).ok();
-    let js_string = |v: usize, end: usize| serde_json::from_slice::<JsString<'a>>(&line[v..end]).ok().map(|s| s.0);
+    let js_string = |v: usize, end: usize| js_string(&line[v..end]);
     object(line, &st, skip_ws(line, 0), &mut |key, v, _end| {
         match key {
             b"parentId" => parent_seen = true,
@@ -831,7 +859,7 @@ fn quick_text(line: &[u8]) -> Option<Acc> {
                 }
                 match line[v] {
                     b'"' => {
-                        let t = serde_json::from_slice::<JsString>(&line[v..end]).ok()?.0?;
+                        let t = js_string(&line[v..end])??;
                         acc.has_text |= !trim_js(&t).is_empty();
                         acc.push(&t);
                     }
@@ -849,15 +877,29 @@ fn quick_text(line: &[u8]) -> Option<Acc> {
                 // The text is whole unless another `content` or `message` key follows
                 // (serde reads each; a key can spell them with `\u` escapes).
                 let rest = &line[end..];
-                full = [&b"\"content\""[..], b"\"message\"", b"\\u"]
-                    .iter()
-                    .all(|k| memchr::memmem::find(rest, k).is_none());
+                full = AFTER_CONTENT.iter().all(|k| k.find(rest).is_none());
                 (!full).then_some(())
             })?;
         }
         Some(())
     });
     (read.is_some() || full).then_some(acc)
+}
+
+/// What could make a reply's text longer after its `content`: another `content` or
+/// `message` key, or a key that spells one with `\u` escapes.
+static AFTER_CONTENT: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> =
+    std::sync::LazyLock::new(|| [b"\"content\"".as_slice(), b"\"message\"", b"\\u"].map(memchr::memmem::Finder::new));
+
+/// A JSON value as [`JsString`] reads it (`None` for a value that is not JSON), without a
+/// parser for a string with no escapes, which most are.
+fn js_string(value: &[u8]) -> Option<Option<Cow<'_, str>>> {
+    if let [b'"', inner @ .., b'"'] = value {
+        if !inner.iter().any(|&b| b == b'\\' || b < 0x20) {
+            return std::str::from_utf8(inner).ok().map(|s| Some(Cow::Borrowed(s)));
+        }
+    }
+    serde_json::from_slice::<JsString>(value).ok().map(|s| s.0)
 }
 
 /// One content block, as [`BlockSeed`] reads it.
@@ -871,7 +913,7 @@ fn quick_block<'a>(
     calls: Option<&mut Vec<ToolCall<'a>>>,
 ) -> Option<()> {
     let want_calls = calls.is_some();
-    let js_string = |v: usize, end: usize| serde_json::from_slice::<JsString<'a>>(&line[v..end]).ok().map(|s| s.0);
+    let js_string = |v: usize, end: usize| js_string(&line[v..end]);
     let mut ty: Option<Cow<'a, str>> = None;
     // Where the (last) `text` value is; read only for a text block.
     let mut text: Option<(usize, usize)> = None;
@@ -1649,6 +1691,36 @@ mod tests {
             }
         }
         assert!(quick > 150, "{quick}");
+    }
+
+    /// A bash row read without the parser is the row pi's rules give through it.
+    #[test]
+    fn quick_bash_rows_are_the_parsed_ones() {
+        let long = format!(r#"{{"command":"{}"}}"#, "😀a".repeat(40));
+        let cases = [
+            r#"{"command":"npm test"}"#,
+            r#"{"command":"  cd src &&\n\tnpm test  "}"#,
+            r#"{"command":""}"#,
+            r#"{}"#,
+            r#"{"command":5}"#,
+            r#"{"command":null}"#,
+            r#"{"comm\u0061nd":"escaped key"}"#,
+            r#"{"x":"\"command\":\"no\"","command":"yes"}"#,
+            r#"{"command":"first","command":"second"}"#,
+            r#"{"timeout":30,"command":"after \"quotes\" and \\ slashes"}"#,
+            r#""a string""#,
+            r#"[1]"#,
+            &long,
+        ];
+        let paths = Paths { home: "/home/dev", cwd: "/" };
+        for args in cases {
+            let picked = pick_keys(args, &["command"], "bash");
+            let raw =
+                picked.get("command").filter(|v| js::truthy(Some(v))).map_or_else(String::new, |v| js_str(Some(v)));
+            assert_eq!(format_tool_call("bash", Some(args), &paths), bash_text(&raw), "{args}");
+        }
+        assert!(quick_bash(r#"{"command":"npm test"}"#).is_some());
+        assert!(quick_bash(r#"{"comm\u0061nd":"x"}"#).is_none());
     }
 
     #[test]
