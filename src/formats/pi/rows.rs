@@ -1592,6 +1592,13 @@ mod tests {
         lines.push(r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":"no parentId"}]},"message":{"content":[{"type":"text","text":" again"}]}}"#.into());
         lines.push(r#" { "type" : "message" , "parentId" : null , "message" : { "content" : [ { "type" : "text" , "text" : " spaced " } ] , "stopReason" : "aborted" } } "#.into());
         let mut lines: Vec<Vec<u8>> = lines.into_iter().map(String::into_bytes).collect();
+        lines.extend(corpus_lines(b"\"assistant\""));
+        lines
+    }
+
+    /// Every line of every session file under testdata/ that holds `needle`.
+    fn corpus_lines(needle: &[u8]) -> Vec<Vec<u8>> {
+        let mut lines = Vec::new();
         let mut dirs = vec![std::path::PathBuf::from("testdata")];
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(&dir).unwrap().flatten() {
@@ -1602,7 +1609,7 @@ mod tests {
                     let data = std::fs::read(&path).unwrap();
                     lines.extend(
                         data.split(|&b| b == b'\n')
-                            .filter(|l| memchr::memmem::find(l, b"\"assistant\"").is_some())
+                            .filter(|l| memchr::memmem::find(l, needle).is_some())
                             .map(<[u8]>::to_vec),
                     );
                 }
@@ -1666,22 +1673,7 @@ mod tests {
             br#"{"type":"message","id":"r","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[],"toolCallId":"c2"}}"#.to_vec(),
             br#"{"type":"message","id":"r","parentId":"a","timestamp":"t","message":{"role":"toolResult","toolCallId":"c\u0031","toolName":"bash"}}"#.to_vec(),
         ];
-        let mut dirs = vec![std::path::PathBuf::from("testdata")];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|x| x == "jsonl") {
-                    let data = std::fs::read(&path).unwrap();
-                    lines.extend(
-                        data.split(|&b| b == b'\n')
-                            .filter(|l| memchr::memmem::find(l, b"\"toolResult\"").is_some())
-                            .map(<[u8]>::to_vec),
-                    );
-                }
-            }
-        }
+        lines.extend(corpus_lines(b"\"toolResult\""));
         let mut quick = 0;
         for line in &lines {
             let Ok(full) = read_line(line, EntryType::Message, Role::ToolResult, false, need) else { continue };
