@@ -28,6 +28,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("defects::06_an_empty_session_argument", empty_session_arg),
         Trial::test("defects::07_commands_agree_on_hostile_lines", commands_agree),
         Trial::test("defects::07_fork_never_copies_a_malformed_line", fork_skips_malformed),
+        Trial::test("defects::07_tree_rows_of_an_unreadable_reply", tree_unreadable_reply),
         Trial::test("defects::08_a_parent_cycle_without_a_root", cycle_without_root),
         Trial::test("defects::09_check_finds_what_pi_reads_past", check_finds_shapes),
         Trial::test("defects::10_messages_say_what_is_wrong", messages),
@@ -394,6 +395,25 @@ fn commands_agree() -> TestResult {
         check(!err.contains("damaged"), || format!("{what}: {err}"))?;
     }
     Ok(())
+}
+
+/// Defect 7, in the tree: a reply too deep for pisces to read is a row that says so, and
+/// its tool call is not read either (its result's row names only the tool), however the
+/// tree reads the replies it can (the rows' quick readers must leave it alone).
+fn tree_unreadable_reply() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    let reply = format!(
+        r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"deep one"}},{{"type":"toolCall","id":"c1","name":"bash","arguments":{{"command":"ls","x":{deep}}}}}],"stopReason":"toolUse","timestamp":2}}}}"#
+    );
+    let result = json!({"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z",
+        "message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":3}});
+    let f = session_file(dir.path(), "s.jsonl", &[header("/tmp"), user("u1", None, "hi"), reply, result.to_string()]);
+    let out = run(&["tree", s(&f), "--color", "never"]);
+    no_panic(&out)?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rows: Vec<&str> = text.lines().collect();
+    check(rows == ["• user: hi", "• (line 3 cannot be read by pisces)", "• [bash]"], || text.clone())
 }
 
 /// Defect 7: `fork @` copied the very line pisces reported as malformed.

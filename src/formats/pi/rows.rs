@@ -26,7 +26,7 @@ pub struct PiRows<'s, 'a> {
     session: &'s Session<'a>,
     migrate_v2: bool,
     need: RowNeed,
-    /// Per entry: [`PARENT_UNDEFINED`] and [`HIDDEN_UNLESS_LEAF`].
+    /// Per entry: [`PARENT_UNDEFINED`], [`HIDDEN_UNLESS_LEAF`], [`ABORTED`], [`ERROR`].
     flags: Vec<u8>,
     /// Entry `i`'s calls are `calls[call_at[i]..call_at[i + 1]]`.
     call_at: Vec<u32>,
@@ -743,7 +743,8 @@ fn entry_flags<'a>(
     if !assistant && !e.unreadable && super::scan::has_parent_key(session.raw_line(i)) {
         return Ok(0);
     }
-    let quick = if assistant && (!need.user_only || need.search) {
+    // (A line the loader found unreadable is left to `parse_entry`, which says so.)
+    let quick = if assistant && !e.unreadable && (!need.user_only || need.search) {
         quick_assistant(session.raw_line(i), blocks, false)
     } else {
         None
