@@ -28,6 +28,9 @@ pub struct PiRows<'s, 'a> {
     need: RowNeed,
     /// Per entry: [`PARENT_UNDEFINED`], [`HIDDEN_UNLESS_LEAF`], [`ABORTED`], [`ERROR`].
     flags: Vec<u8>,
+    /// Per entry: where in its line a reply's text is, when it is one string (0: read the
+    /// line to find it). The drawing then reads that string alone.
+    text_at: Vec<u16>,
     /// Entry `i`'s calls are `calls[call_at[i]..call_at[i + 1]]`.
     call_at: Vec<u32>,
     calls: Vec<ToolCall<'a>>,
@@ -44,8 +47,8 @@ const ERROR: u8 = 8;
 
 impl<'s, 'a> PiRows<'s, 'a> {
     pub fn read(session: &'s Session<'a>, pi: &Pi, need: RowNeed) -> Result<Self, Unreadable> {
-        let (flags, call_at, calls) = read_flags(session, pi.migrate_v2, need)?;
-        Ok(PiRows { session, migrate_v2: pi.migrate_v2, need, flags, call_at, calls })
+        let Flags { flags, text_at, call_at, calls } = read_flags(session, pi.migrate_v2, need)?;
+        Ok(PiRows { session, migrate_v2: pi.migrate_v2, need, flags, text_at, call_at, calls })
     }
 
     /// Entry `i` read for its text (or, with `search`, its searchable text). A line the
@@ -62,8 +65,13 @@ impl<'s, 'a> PiRows<'s, 'a> {
             let flags = self.flags[i.get()];
             // The row reads the text, else `aborted`, else the error: only an error is not
             // among the flags.
+            let line = self.session.raw_line(i);
             let quick = match flags & ERROR {
-                0 => quick_text(self.session.raw_line(i)).map(|acc| Info::Assistant {
+                0 => match self.text_at[i.get()] {
+                    0 => quick_text(line),
+                    at => text_at(line, at.into()),
+                }
+                .map(|acc| Info::Assistant {
                     text: acc.text.into_boxed_str(),
                     has_text: acc.has_text,
                     shows_anyway: false,
@@ -72,7 +80,7 @@ impl<'s, 'a> PiRows<'s, 'a> {
                     calls: Box::default(),
                     undefined_parent: flags & PARENT_UNDEFINED != 0,
                 }),
-                _ => quick_assistant(self.session.raw_line(i), &mut Blocks::default(), true),
+                _ => quick_assistant(line, &mut Blocks::default(), true).map(|(info, _)| info),
             };
             if let Some(info) = quick {
                 return info;
@@ -680,9 +688,13 @@ fn shorten_home_path(path: &str, paths: &Paths) -> String {
 /// Files smaller than this are read on one thread.
 const PARALLEL_MIN: usize = 4 << 20;
 
-/// Every entry's flags, where each entry's calls start in the call list (one past the
-/// last entry: its end), and the calls.
-type Flags<'a> = (Vec<u8>, Vec<u32>, Vec<ToolCall<'a>>);
+/// What [`read_flags`] reads of every entry (see [`PiRows`]).
+struct Flags<'a> {
+    flags: Vec<u8>,
+    text_at: Vec<u16>,
+    call_at: Vec<u32>,
+    calls: Vec<ToolCall<'a>>,
+}
 
 /// Every entry's flags and tool calls, on two threads for large files.
 fn read_flags<'a>(session: &Session<'a>, migrate_v2: bool, need: RowNeed) -> Result<Flags<'a>, Unreadable> {
@@ -695,21 +707,23 @@ fn read_flags<'a>(session: &Session<'a>, migrate_v2: bool, need: RowNeed) -> Res
         _ => n,
     };
     let mut flags = vec![0u8; n];
-    let run = |start: usize, out: &mut [u8]| -> Result<(Vec<u32>, Vec<ToolCall<'a>>), Unreadable> {
+    let mut text_at = vec![0u16; n];
+    let run = |start: usize, out: &mut [u8], at: &mut [u16]| -> Result<(Vec<u32>, Vec<ToolCall<'a>>), Unreadable> {
         let mut ends = Vec::with_capacity(out.len());
         let mut calls = Vec::new();
         let mut blocks = Blocks::default();
-        for (k, slot) in out.iter_mut().enumerate() {
-            *slot = entry_flags(session, migrate_v2, EntryIdx::new(start + k), need, &mut calls, &mut blocks)?;
+        for (k, (slot, at)) in out.iter_mut().zip(at.iter_mut()).enumerate() {
+            (*slot, *at) = entry_flags(session, migrate_v2, EntryIdx::new(start + k), need, &mut calls, &mut blocks)?;
             ends.push(calls.len() as u32);
         }
         calls.shrink_to_fit();
         Ok((ends, calls))
     };
     let (a, b) = flags.split_at_mut(split);
+    let (at_a, at_b) = text_at.split_at_mut(split);
     let (first, second) = std::thread::scope(|t| {
-        let second = (!b.is_empty()).then(|| t.spawn(|| run(split, b)));
-        let first = run(0, a);
+        let second = (!b.is_empty()).then(|| t.spawn(|| run(split, b, at_b)));
+        let first = run(0, a, at_a);
         // A panic on the other thread is a bug: surface it as this thread's.
         (first, second.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
     });
@@ -724,7 +738,7 @@ fn read_flags<'a>(session: &Session<'a>, migrate_v2: bool, need: RowNeed) -> Res
         calls.reserve_exact(more.len());
         calls.extend(more);
     }
-    Ok((flags, call_at, calls))
+    Ok(Flags { flags, text_at, call_at, calls })
 }
 
 /// What the drawing needs of entry `i` before it draws: its flags, and its tool calls
@@ -737,11 +751,11 @@ fn entry_flags<'a>(
     need: RowNeed,
     calls: &mut Vec<ToolCall<'a>>,
     blocks: &mut Blocks,
-) -> Result<u8, Unreadable> {
+) -> Result<(u8, u16), Unreadable> {
     let e = &session.entries[i];
     let assistant = e.kind == EntryType::Message && e.role == Role::Assistant;
     if !assistant && !e.unreadable && super::scan::has_parent_key(session.raw_line(i)) {
-        return Ok(0);
+        return Ok((0, 0));
     }
     // (A line the loader found unreadable is left to `parse_entry`, which says so.)
     let quick = if assistant && !e.unreadable && (!need.user_only || need.search) {
@@ -749,10 +763,12 @@ fn entry_flags<'a>(
     } else {
         None
     };
-    let info = match quick {
-        Some(info) => info,
-        None => parse_entry(session, migrate_v2, i, need)?,
+    let (info, at) = match quick {
+        Some((info, at)) => (info, at),
+        None => (parse_entry(session, migrate_v2, i, need)?, None),
     };
+    // (0: not kept; a text never starts a line, and past 64 KiB it is found again.)
+    let at = at.and_then(|at| u16::try_from(at).ok()).unwrap_or(0);
     let mut flags = if info.parent_undefined() { PARENT_UNDEFINED } else { 0 };
     if let Info::Assistant { has_text, shows_anyway, aborted, error, calls: mine, .. } = info {
         if !has_text && !shows_anyway {
@@ -766,7 +782,7 @@ fn entry_flags<'a>(
         }
         calls.extend(mine.into_vec());
     }
-    Ok(flags)
+    Ok((flags, at))
 }
 
 /// An assistant reply's line read without serde: what [`parse_entry`] reads of it (the
@@ -775,9 +791,12 @@ fn entry_flags<'a>(
 /// never reads, and serde would scan them character by character. With `text` false only
 /// the flags and calls are made (the row's text is read again when it is drawn). `None`
 /// for a line this reader does not take (a key with escapes): [`parse_entry`] reads it.
-fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Option<Info<'a>> {
+fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Option<(Info<'a>, Option<usize>)> {
     let st = blocks.read(line);
     let mut parent_seen = false;
+    // Whether the reply's text is one string, and where: one `message`, one `content`
+    // array, one text block in it (serde reads every `message` and `content` key).
+    let (mut messages, mut contents, mut texts, mut text_at) = (0, 0, 0, None);
     let mut acc = Acc::default();
     let mut calls = Vec::new();
     let mut stop_reason: Option<Value> = None;
@@ -788,23 +807,31 @@ fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Optio
         match key {
             b"parentId" => parent_seen = true,
             b"message" if line[v] == b'{' => {
+                messages += 1;
                 object(line, &st, v, &mut |key, v, end| {
                     match key {
                         b"content" => match line[v] {
                             b'"' => {
+                                contents += 2;
                                 let t = js_string(v, end)??;
                                 acc.has_text |= !trim_js(&t).is_empty();
                                 acc.push(&t);
                             }
                             b'[' => {
+                                contents += 1;
                                 elements(line, &st, v, &mut |v, _| {
                                     if line[v] == b'{' {
-                                        quick_block(line, &st, v, text, &mut acc, Some(&mut calls))?;
+                                        if let Block::Text(at) =
+                                            quick_block(line, &st, v, text, &mut acc, Some(&mut calls))?
+                                        {
+                                            texts += 1;
+                                            text_at = at;
+                                        }
                                     }
                                     Some(())
                                 })?;
                             }
-                            _ => {}
+                            _ => contents += 2,
                         },
                         b"stopReason" => stop_reason = Some(value(v, end)?),
                         b"errorMessage" => error_message = Some(value(v, end)?),
@@ -818,7 +845,7 @@ fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Optio
         Some(())
     })?;
     let stop = stop_reason.as_ref().and_then(Value::as_str);
-    Some(Info::Assistant {
+    let info = Info::Assistant {
         text: acc.text.into_boxed_str(),
         has_text: acc.has_text,
         shows_anyway: js::truthy(stop_reason.as_ref()) && !matches!(stop, Some("stop" | "toolUse")),
@@ -826,7 +853,16 @@ fn quick_assistant<'a>(line: &'a [u8], blocks: &mut Blocks, text: bool) -> Optio
         error: error_message.filter(|v| js::truthy(Some(v))).map(|v| js_str(Some(&v)).into_boxed_str()),
         calls: calls.into_boxed_slice(),
         undefined_parent: !parent_seen,
-    })
+    };
+    Some((info, text_at.filter(|_| (messages, contents, texts) == (1, 1, 1))))
+}
+
+/// A reply's text read from where [`quick_assistant`] found it to be one string.
+fn text_at(line: &[u8], at: usize) -> Option<Acc> {
+    let t = js_string(&line[at..walk::string_end(line, at)?])??;
+    let mut acc = Acc { has_text: !trim_js(&t).is_empty(), ..Acc::default() };
+    acc.push(&t);
+    Some(acc)
 }
 
 /// A tool result's line as [`parse_entry`] reads it for its row (which stops once it has
@@ -912,7 +948,7 @@ fn quick_block<'a>(
     acc: &mut Acc,
     // `None`: the calls are not wanted (and their fields not read).
     calls: Option<&mut Vec<ToolCall<'a>>>,
-) -> Option<()> {
+) -> Option<Block> {
     let want_calls = calls.is_some();
     let js_string = |v: usize, end: usize| js_string(&line[v..end]);
     let mut ty: Option<Cow<'a, str>> = None;
@@ -932,6 +968,11 @@ fn quick_block<'a>(
         }
         Some(())
     })?;
+    let kind = match (ty.as_deref(), text) {
+        (Some("text"), Some((v, _))) if line[v] == b'"' => Block::Text(Some(v)),
+        (Some("text"), _) => Block::Text(None),
+        _ => Block::Other,
+    };
     match ty.as_deref() {
         Some("text") => {
             // Without the text, only whether it has any: a plain first character says so.
@@ -940,7 +981,7 @@ fn quick_block<'a>(
             };
             if !want_text && (acc.has_text || text.is_some_and(plain)) {
                 acc.has_text = true;
-                return Some(());
+                return Some(kind);
             }
             let t = match text {
                 None => Some(Cow::Borrowed("undefined")),
@@ -963,7 +1004,15 @@ fn quick_block<'a>(
         }
         _ => {}
     }
-    Some(())
+    Some(kind)
+}
+
+/// What kind of content block [`quick_block`] read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Block {
+    /// A text block, and where its text is when it is a string.
+    Text(Option<usize>),
+    Other,
 }
 
 /// Where values end: found with a line's masks ([`Structure`], for a line read whole), or
@@ -1624,7 +1673,7 @@ mod tests {
     #[test]
     fn quick_readers_read_what_serde_reads() {
         let need = RowNeed { user_only: false, search: false };
-        let (mut whole, mut texts, mut left) = (0, 0, 0);
+        let (mut whole, mut texts, mut left, mut placed) = (0, 0, 0, 0);
         for line in assistant_lines() {
             let Ok(full) = read_line(&line, EntryType::Message, Role::Assistant, false, need) else { continue };
             let shown = String::from_utf8_lossy(&line).into_owned();
@@ -1632,23 +1681,31 @@ mod tests {
             else {
                 panic!("{shown}")
             };
-            match quick_assistant(&line, &mut Blocks::default(), true) {
+            match quick_assistant(&line, &mut Blocks::default(), true).map(|(info, _)| info) {
                 Some(quick) => {
                     assert_eq!(format!("{quick:?}"), format!("{full:?}"), "{shown}");
                     whole += 1;
                 }
                 None => left += 1,
             }
-            if let Some(Info::Assistant {
-                has_text: h,
-                shows_anyway: s,
-                aborted: a,
-                error: e,
-                calls: c,
-                undefined_parent: u,
-                ..
-            }) = quick_assistant(&line, &mut Blocks::default(), false)
+            if let Some((
+                Info::Assistant {
+                    has_text: h,
+                    shows_anyway: s,
+                    aborted: a,
+                    error: e,
+                    calls: c,
+                    undefined_parent: u,
+                    ..
+                },
+                at,
+            )) = quick_assistant(&line, &mut Blocks::default(), false)
             {
+                // Where the first read found the text to be one string, that string is it.
+                if let Some(at) = at {
+                    assert_eq!(text_at(&line, at).map(|acc| acc.text), Some(text.to_string()), "{shown}");
+                    placed += 1;
+                }
                 assert_eq!(
                     (h, s, a, e.is_some(), u),
                     (*has_text, *shows_anyway, *aborted, error.is_some(), *undefined_parent),
@@ -1663,6 +1720,7 @@ mod tests {
         }
         // The escaped keys are the crafted lines left to serde.
         assert_eq!(left, 2);
+        assert!(placed > 500, "{placed}");
         assert!(whole > 500 && texts > 500, "{whole} {texts}");
     }
 

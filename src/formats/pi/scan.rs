@@ -384,9 +384,9 @@ pub(crate) fn has_parent_key(line: &[u8]) -> bool {
     let mut r = Cursor { b: &line[first..], i: 0 };
     (|| {
         r.lit(b"{\"type\":\"")?;
-        r.plain_str()?;
+        r.skip_plain()?;
         r.lit(b",\"id\":\"")?;
-        r.plain_str()?;
+        r.skip_plain()?;
         r.lit(b",\"parentId\":")
     })()
     .is_some()
@@ -399,14 +399,14 @@ pub(crate) fn tool_result_head(line: &[u8]) -> Option<(&str, &str)> {
     let first = first_non_blank(line)?;
     let mut r = Cursor { b: &line[first..], i: 0 };
     r.lit(b"{\"type\":\"message\",\"id\":\"")?;
-    r.plain_str()?;
+    r.skip_plain()?;
     r.lit(b",\"parentId\":")?;
     if r.lit(b"null").is_none() {
         r.lit(b"\"")?;
-        r.plain_str()?;
+        r.skip_plain()?;
     }
     r.lit(b",\"timestamp\":\"")?;
-    r.plain_str()?;
+    r.skip_plain()?;
     r.lit(b",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"")?;
     let id = r.plain_str()?;
     r.lit(b",\"toolName\":\"")?;
@@ -461,6 +461,17 @@ impl<'a> Cursor<'a> {
         } else {
             None
         }
+    }
+
+    /// Past a string body up to its closing quote, if it has no escapes (its bytes are not
+    /// looked at: the line is known to be JSON).
+    fn skip_plain(&mut self) -> Option<()> {
+        let end = memchr::memchr2(b'"', b'\\', &self.b[self.i..])?;
+        if self.b[self.i + end] != b'"' {
+            return None;
+        }
+        self.i += end + 1;
+        Some(())
     }
 
     /// A string body up to its closing quote, if it has no escapes or control bytes.
