@@ -62,27 +62,24 @@ impl<'s, 'a> PiRows<'s, 'a> {
             }
         }
         if e.kind == EntryType::Message && e.role == Role::Assistant && !e.unreadable && !need.user_only {
-            let flags = self.flags[i.get()];
-            // The row reads the text, else `aborted`, else the error: only an error is not
-            // among the flags.
+            let (flags, at) = (self.flags[i.get()], self.text_at[i.get()]);
             let line = self.session.raw_line(i);
-            let quick = match flags & ERROR {
-                0 => match self.text_at[i.get()] {
-                    0 => quick_text(line),
-                    at => text_at(line, at.into()),
+            // The row reads the text, else `aborted`, else the error: with the text's place
+            // known and no error, the flags have the rest.
+            if at != 0 && flags & ERROR == 0 {
+                if let Some(acc) = text_at(line, at.into()) {
+                    return Info::Assistant {
+                        text: acc.text.into_boxed_str(),
+                        has_text: acc.has_text,
+                        shows_anyway: false,
+                        aborted: flags & ABORTED != 0,
+                        error: None,
+                        calls: Box::default(),
+                        undefined_parent: flags & PARENT_UNDEFINED != 0,
+                    };
                 }
-                .map(|acc| Info::Assistant {
-                    text: acc.text.into_boxed_str(),
-                    has_text: acc.has_text,
-                    shows_anyway: false,
-                    aborted: flags & ABORTED != 0,
-                    error: None,
-                    calls: Box::default(),
-                    undefined_parent: flags & PARENT_UNDEFINED != 0,
-                }),
-                _ => quick_assistant(line, &mut Blocks::default(), true).map(|(info, _)| info),
-            };
-            if let Some(info) = quick {
+            }
+            if let Some((info, _)) = quick_assistant(line, &mut Blocks::default(), true) {
                 return info;
             }
         }
@@ -879,55 +876,6 @@ fn quick_tool_result(line: &[u8]) -> Option<Info<'_>> {
     })
 }
 
-/// The text of an assistant reply's content (pi's first 200 UTF-16 units), walked from
-/// the line's start and left as soon as the text is whole: the drawing knows the reply's
-/// other facts from [`read_flags`], so the thinking and tool arguments after the text are
-/// never read. `None` for a line this reader does not take.
-fn quick_text(line: &[u8]) -> Option<Acc> {
-    let walk = Walk(line);
-    let mut acc = Acc::default();
-    // Set when the text is whole: the walk stops there (`None` from the closures).
-    let mut full = false;
-    let read = object(line, &walk, skip_ws(line, 0), &mut |key, v, _| {
-        if key == b"message" && line[v] == b'{' {
-            object(line, &walk, v, &mut |key, v, end| {
-                if key != b"content" {
-                    return Some(());
-                }
-                match line[v] {
-                    b'"' => {
-                        let t = js_string(&line[v..end])??;
-                        acc.has_text |= !trim_js(&t).is_empty();
-                        acc.push(&t);
-                    }
-                    b'[' => {
-                        elements(line, &walk, v, &mut |v, _| {
-                            if line[v] == b'{' {
-                                quick_block(line, &walk, v, true, &mut acc, None)?;
-                            }
-                            full = acc.units >= Acc::MAX;
-                            (!full).then_some(())
-                        })?;
-                    }
-                    _ => {}
-                }
-                // The text is whole unless another `content` or `message` key follows
-                // (serde reads each; a key can spell them with `\u` escapes).
-                let rest = &line[end..];
-                full = AFTER_CONTENT.iter().all(|k| k.find(rest).is_none());
-                (!full).then_some(())
-            })?;
-        }
-        Some(())
-    });
-    (read.is_some() || full).then_some(acc)
-}
-
-/// What could make a reply's text longer after its `content`: another `content` or
-/// `message` key, or a key that spells one with `\u` escapes.
-static AFTER_CONTENT: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 3]> =
-    std::sync::LazyLock::new(|| [b"\"content\"".as_slice(), b"\"message\"", b"\\u"].map(memchr::memmem::Finder::new));
-
 /// A JSON value as [`JsString`] reads it (`None` for a value that is not JSON), without a
 /// parser for a string with no escapes, which most are.
 fn js_string(value: &[u8]) -> Option<Option<Cow<'_, str>>> {
@@ -1015,8 +963,8 @@ enum Block {
     Other,
 }
 
-/// Where values end: found with a line's masks ([`Structure`], for a line read whole), or
-/// by walking the bytes from quote to quote ([`Walk`], for a line read only up to a point).
+/// Where values end: found with a line's masks ([`Structure`], for a reply read whole), or
+/// by walking the bytes from quote to quote ([`Walk`], for a tool's few arguments).
 trait Ends {
     fn string_end(&self, i: usize) -> Option<usize>;
     fn value_end(&self, i: usize) -> Option<usize>;
@@ -1673,7 +1621,7 @@ mod tests {
     #[test]
     fn quick_readers_read_what_serde_reads() {
         let need = RowNeed { user_only: false, search: false };
-        let (mut whole, mut texts, mut left, mut placed) = (0, 0, 0, 0);
+        let (mut whole, mut left, mut placed) = (0, 0, 0);
         for line in assistant_lines() {
             let Ok(full) = read_line(&line, EntryType::Message, Role::Assistant, false, need) else { continue };
             let shown = String::from_utf8_lossy(&line).into_owned();
@@ -1713,15 +1661,11 @@ mod tests {
                 );
                 assert_eq!(format!("{c:?}"), format!("{calls:?}"), "{shown}");
             }
-            if let Some(acc) = quick_text(&line) {
-                assert_eq!(acc.text, text.as_ref(), "{shown}");
-                texts += 1;
-            }
         }
         // The escaped keys are the crafted lines left to serde.
         assert_eq!(left, 2);
         assert!(placed > 500, "{placed}");
-        assert!(whole > 500 && texts > 500, "{whole} {texts}");
+        assert!(whole > 500, "{whole}");
     }
 
     /// Tool results in pi's layout read as the serde reader reads them for their row.
