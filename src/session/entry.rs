@@ -294,9 +294,9 @@ pub struct EntryMeta {
     pub len: u32,
     /// Where the line is in the file.
     pub line: LineNo,
-    /// The resolved parent entry plus one (0: none), after cycle breaking; read it with
-    /// `parent()`. Four bytes, not the eight of an `Option<u32>`.
-    parent1: u32,
+    /// The resolved parent entry, after cycle breaking; read it with `parent()`. (Four
+    /// bytes: `EntryIdx` leaves `None` room.)
+    parent: Option<EntryIdx>,
     /// The entry's id (version-1 files: `L<line>`, see `tree`). Non-string ids are kept as
     /// their JSON text behind a NUL so they never equal a string id. Read it with
     /// `Session::id`.
@@ -321,7 +321,7 @@ impl EntryMeta {
             start,
             len: len as u32,
             line,
-            parent1: 0,
+            parent: None,
             id: StrRef::NONE,
             parent_id: StrRef::NONE,
             kind,
@@ -334,11 +334,11 @@ impl EntryMeta {
 
     /// The resolved parent entry.
     pub fn parent(&self) -> Option<EntryIdx> {
-        self.parent1.checked_sub(1).map(|p| EntryIdx::new(p as usize))
+        self.parent
     }
 
     pub fn set_parent(&mut self, parent: Option<EntryIdx>) {
-        self.parent1 = parent.map_or(0, |p| p.get() as u32 + 1);
+        self.parent = parent;
     }
 
     pub fn span(&self) -> std::ops::Range<usize> {
