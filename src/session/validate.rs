@@ -786,6 +786,13 @@ impl Kernel for Sse2 {
     }
 }
 
+/// Whether this CPU has AVX2 and the instructions that come with it (also for
+/// `session::walk`).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx2() -> bool {
+    Avx2::detect()
+}
+
 /// AVX2, with the BMI, POPCNT and PCLMULQDQ instructions that come with it. A value exists
 /// only once `detect` said yes, which is what makes its methods sound.
 #[cfg(target_arch = "x86_64")]
@@ -841,7 +848,7 @@ unsafe fn run_avx2(line: &[u8]) -> Verdict {
 /// `prefix_xor` as one carry-less multiplication by all ones.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "pclmulqdq")]
-fn prefix_xor_clmul(x: u64) -> u64 {
+pub(crate) fn prefix_xor_clmul(x: u64) -> u64 {
     use std::arch::x86_64::*;
     let product = _mm_clmulepi64_si128(_mm_set_epi64x(0, x as i64), _mm_set1_epi8(-1), 0);
     _mm_cvtsi128_si64(product) as u64

@@ -95,6 +95,39 @@ impl Blocks {
     pub fn read<'l>(&'l mut self, line: &'l [u8]) -> Structure<'l> {
         self.blocks.clear();
         self.blocks.reserve(line.len().div_ceil(64));
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::validate::has_avx2() {
+                // SAFETY: the CPU has AVX2 and PCLMULQDQ (checked just above).
+                unsafe { self.fill_avx2(line) }
+            } else {
+                self.fill(line, classify_sse2_safe, prefix_xor);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        self.fill(line, classify, prefix_xor);
+        Structure { line, blocks: &self.blocks }
+    }
+
+    /// `fill` compiled for AVX2, so that the classification and the carry-less prefix XOR
+    /// are inlined into the loop (a third of the time a Claude Code line takes otherwise).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and PCLMULQDQ.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,pclmulqdq")]
+    unsafe fn fill_avx2(&mut self, line: &[u8]) {
+        self.fill(
+            line,
+            // (Closures here inherit the function's target features.)
+            |b| classify_avx2(b),
+            |x| super::validate::prefix_xor_clmul(x),
+        );
+    }
+
+    /// The blocks of `line`, with the given ways to classify a block and to XOR prefixes.
+    #[inline(always)]
+    fn fill(&mut self, line: &[u8], classify: impl Fn(&[u8; 64]) -> (u64, u64, u64, u64), pxor: impl Fn(u64) -> u64) {
         let (mut prev_escaped, mut prev_in_string) = (0u64, 0u64);
         let mut chunks = line.chunks_exact(64);
         let mut add = |block: &[u8; 64]| {
@@ -103,7 +136,7 @@ impl Blocks {
             let quote = quote & !escaped;
             // Bit i: byte i is inside a string (from its opening quote to before its
             // closing one).
-            let in_string = prefix_xor(quote) ^ prev_in_string;
+            let in_string = pxor(quote) ^ prev_in_string;
             prev_in_string = ((in_string as i64) >> 63) as u64;
             self.blocks.push(Block { quote, open: open & !in_string, close: close & !in_string });
         };
@@ -117,7 +150,6 @@ impl Blocks {
             padded[..rest.len()].copy_from_slice(rest);
             add(&padded);
         }
-        Structure { line, blocks: &self.blocks }
     }
 }
 
@@ -189,12 +221,40 @@ impl Structure<'_> {
     }
 }
 
-/// A block's quotes, backslashes, opening and closing brackets.
+/// A block's quotes, backslashes, opening and closing brackets, with SSE2 (which every
+/// x86_64 CPU has).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn classify(block: &[u8; 64]) -> (u64, u64, u64, u64) {
+fn classify_sse2_safe(block: &[u8; 64]) -> (u64, u64, u64, u64) {
     // SAFETY: every x86_64 CPU has SSE2.
     unsafe { classify_sse2(block) }
+}
+
+/// The same with AVX2, 32 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn classify_avx2(block: &[u8; 64]) -> (u64, u64, u64, u64) {
+    use std::arch::x86_64::*;
+    let (mut quote, mut backslash, mut open, mut close) = (0u64, 0u64, 0u64, 0u64);
+    let (q, b, o, c) = (
+        _mm256_set1_epi8(b'"' as i8),
+        _mm256_set1_epi8(b'\\' as i8),
+        _mm256_set1_epi8(b'{' as i8),
+        _mm256_set1_epi8(b'}' as i8),
+    );
+    for (k, part) in block.chunks_exact(32).enumerate() {
+        // SAFETY: `part` has 32 bytes, which AVX2 loads unaligned.
+        let v = unsafe { _mm256_loadu_si256(part.as_ptr().cast()) };
+        // As in `classify_sse2`: brackets folded onto braces by bit 0x20.
+        let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+        let shift = 32 * k;
+        quote |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, q)) as u32 as u64) << shift;
+        backslash |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, b)) as u32 as u64) << shift;
+        open |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, o)) as u32 as u64) << shift;
+        close |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, c)) as u32 as u64) << shift;
+    }
+    (quote, backslash, open, close)
 }
 
 #[cfg(target_arch = "x86_64")]
