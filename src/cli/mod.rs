@@ -228,7 +228,14 @@ pub fn read<R>(
 ) -> anyhow::Result<R> {
     let open = || args.iter().map(|a| open_source(ctx, a)).collect::<anyhow::Result<Vec<_>>>();
     let mut report = |s: &Session| report_diagnostics(ctx, s);
-    crate::session::open::read(&open, ctx.formats, &mut report, step)
+    // Every command reads once and exits after its output.
+    crate::session::open::read_with(
+        &open,
+        ctx.formats,
+        &mut report,
+        step,
+        crate::session::open::Afterwards::LeaveToExit,
+    )
 }
 
 /// [`read`] for one SESSION.
