@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use crate::session::check::Finding;
-use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, Role, StrRef};
+use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, Owned, Role, StrRef};
 use crate::session::format::{Dialect, Fit, Format, FormatInfo, RowNeed, Unreadable, Unsupported};
 use crate::session::index::{ChildOrder, Header, Parts};
 use crate::session::projection::{convert_to_llm, ProjectedEntry, Projection};
@@ -58,7 +58,7 @@ impl Format for ChatLogFormat {
         let (_, first) = lines.next().ok_or_else(|| not_ours("empty"))?;
         let head: Value = serde_json::from_slice(first).map_err(|_| not_ours("no header"))?;
         let mut entries = Vec::new();
-        let mut owned = Vec::new();
+        let mut owned = Owned::default();
         let mut start = first.len() + 1;
         let mut prev = StrRef::NONE;
         for (k, line) in lines {
@@ -76,8 +76,7 @@ impl Format for ChatLogFormat {
                 };
             let mut e = EntryMeta::new(here, line.len(), no, EntryType::Message, role);
             // Ids the reader makes: `m<line>`, each entry the child of the one before.
-            owned.push(format!("m{no}"));
-            e.id = StrRef::owned(owned.len() - 1);
+            e.id = owned.push(&format!("m{no}"));
             e.parent_id = prev;
             prev = e.id;
             entries.push(e);

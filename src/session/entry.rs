@@ -147,12 +147,12 @@ impl StrRef {
     }
 
     /// Resolves the reference against the entry's line and the owned table.
-    pub fn get<'s>(&'s self, line: &'s [u8], owned: &'s [String]) -> Option<&'s str> {
+    pub fn get<'s>(&'s self, line: &'s [u8], owned: &'s Owned) -> Option<&'s str> {
         let len = (self.meta & !KIND) as usize;
         match self.meta & KIND {
             INLINE => std::str::from_utf8(&self.bytes[..len]).ok(),
             IN_LINE => line.get(self.word()..self.word() + len).and_then(|b| std::str::from_utf8(b).ok()),
-            OWNED => owned.get(self.word()).map(String::as_str),
+            OWNED => owned.get(self.word()),
             _ => None,
         }
     }
@@ -175,6 +175,51 @@ impl StrRef {
         } else {
             self
         }
+    }
+}
+
+/// The strings of the index that are not in the file as they are (decoded from escapes,
+/// made up, moved), one after the other in one buffer: a `String` each would be a heap
+/// allocation each, and a Claude Code file has a few for every one of its tens of
+/// thousands of lines. Read through [`StrRef::owned`] references.
+#[derive(Debug, Default, Clone)]
+pub struct Owned {
+    text: String,
+    /// Where each string ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Owned {
+    /// Adds `s`; the reference to it.
+    pub fn push(&mut self, s: &str) -> StrRef {
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+        StrRef::owned(self.ends.len() - 1)
+    }
+
+    /// The `k`-th string.
+    pub fn get(&self, k: usize) -> Option<&str> {
+        let end = *self.ends.get(k)?;
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        self.text.get(start..end)
+    }
+
+    /// How many strings there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Adds `other`'s strings after these; how many there were before (what references
+    /// into `other` are rebased by).
+    pub fn append(&mut self, other: Owned) -> usize {
+        let (n, shift) = (self.ends.len(), self.text.len());
+        self.text.push_str(&other.text);
+        self.ends.extend(other.ends.into_iter().map(|e| e + shift));
+        n
     }
 }
 
@@ -379,6 +424,10 @@ impl Entries {
 
     pub fn iter(&self) -> std::slice::Iter<'_, EntryMeta> {
         self.0.iter()
+    }
+
+    pub fn as_slice(&self) -> &[EntryMeta] {
+        &self.0
     }
 
     pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, EntryMeta> {

@@ -15,7 +15,7 @@ use hashbrown::HashTable;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::{Map, Value};
 
-use super::entry::{Entries, EntryIdx, EntryMeta, Id, LineNo};
+use super::entry::{Entries, EntryIdx, EntryMeta, Id, LineNo, Owned};
 use super::format::{Dialect, FormatInfo, Unreadable};
 use super::{js, Diagnostic, Problem, Severity};
 
@@ -78,7 +78,7 @@ pub struct Parts<'a> {
     /// Entry lines in file order (headers and skipped lines are not entries).
     pub entries: Vec<EntryMeta>,
     /// Strings the entries refer to that are not in their lines (see `StrRef`).
-    pub owned: Vec<String>,
+    pub owned: Owned,
     /// What the reader found so far.
     pub diagnostics: Vec<Diagnostic>,
     /// The format's behavior for this session.
@@ -99,7 +99,7 @@ pub struct Session<'a> {
     pub header: Header,
     /// Every entry, in file order.
     pub entries: Entries,
-    owned: Vec<String>,
+    owned: Owned,
     /// id -> entry, the later entry winning as in pi's `byId` map. A table of entry
     /// indices (4 bytes a slot) rather than a map of strings: a 1 GB session has half a
     /// million ids, and a small table keeps building it out of main memory.
@@ -159,7 +159,7 @@ impl<'a> Session<'a> {
         let mut diags = Vec::new();
         self.by_id.reserve(n, |_| 0);
         let (data, owned, entries) = (self.data, &self.owned, &self.entries);
-        fn stored<'s>(e: &'s EntryMeta, data: &'s [u8], owned: &'s [String]) -> Option<&'s str> {
+        fn stored<'s>(e: &'s EntryMeta, data: &'s [u8], owned: &'s Owned) -> Option<&'s str> {
             e.id.get(&data[e.span()], owned)
         }
         // Inline ids (nearly all) are hashed and compared without going back to the file.
@@ -401,6 +401,11 @@ impl<'a> Session<'a> {
     }
 
     /// The whole file.
+    /// The strings the index could not point to in the file (`StrRef::owned`).
+    pub fn owned(&self) -> &Owned {
+        &self.owned
+    }
+
     pub fn data(&self) -> &'a [u8] {
         self.data
     }
@@ -463,12 +468,12 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// All string ids (for prefix matching), with the entry each names.
+    /// All string ids (for prefix matching), with the entry each names, in file order (the
+    /// entries the id map keeps: those no later entry shadows). Read in file order, not in
+    /// the map's: the ids are then read from memory one after the other, which for the
+    /// sixty thousand ids of a large Claude Code file is several times faster.
     pub fn ids(&self) -> impl Iterator<Item = (&str, EntryIdx)> {
-        self.by_id.iter().filter_map(|&j| {
-            let i = EntryIdx::new(j as usize);
-            self.id_str(i).map(|id| (id, i))
-        })
+        self.entries.enumerate().filter(|(_, e)| !e.shadowed).filter_map(|(i, _)| self.id_str(i).map(|id| (id, i)))
     }
 
     /// The format's default leaf (pi: the last entry in file order, whatever its type).

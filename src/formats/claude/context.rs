@@ -19,7 +19,7 @@
 use rustc_hash::FxHashSet as HashSet;
 use serde_json::{json, Map, Value};
 
-use super::Claude;
+use super::{Claude, Texts};
 use crate::session::entry::{EntryIdx, EntryType};
 use crate::session::format::Unreadable;
 use crate::session::{Role, Session};
@@ -81,7 +81,8 @@ impl View {
             // Only the last boundary's tail is kept; the older entries go all the same.
             return view;
         }
-        let find = |u: Option<&str>| u.and_then(|u| c.by_uuid.get(u)).map(|&k| k as usize).filter(|&k| k < limit);
+        let t = Texts::of(s);
+        let find = |u: Option<&str>| u.and_then(|u| c.find(t, u)).filter(|&k| k < limit);
         let (anchor, kept) = if let Some(list) = meta.get("preservedMessages") {
             let uuids: Vec<Option<&str>> =
                 list.get("uuids").and_then(Value::as_array).into_iter().flatten().map(Value::as_str).collect();
@@ -102,7 +103,7 @@ impl View {
                 if Some(k) == head {
                     break;
                 }
-                cur = find(c.lines[k].parent.as_deref());
+                cur = find(c.parent_uuid(t, k));
             }
             // A walk that does not reach the head: the client leaves the file as it is.
             if head.is_none() || kept.last() != head.as_ref() {
@@ -125,7 +126,8 @@ impl View {
         if let Some(pos) = self.kept.iter().position(|&x| x == k) {
             return if pos == 0 { self.anchor } else { Some(self.kept[pos - 1]) };
         }
-        let p = c.lines[k].parent.as_deref().and_then(|p| c.by_uuid.get(p)).map(|&p| p as usize)?;
+        let t = Texts::of(s);
+        let p = c.parent_uuid(t, k).and_then(|p| c.find(t, p))?;
         let tail = self.kept.last().copied();
         if tail.is_some() && Some(p) == self.anchor {
             return tail;
@@ -159,18 +161,18 @@ fn chain_in(s: &Session, c: &Claude, view: &View, leaf: EntryIdx) -> Vec<EntryId
     // Step 2: for each reply on the chain (by message.id, once), the parts and results
     // that are not on it go after the last of its parts that is.
     let mut inserts: Vec<(usize, Vec<usize>)> = Vec::new();
-    let mut done: HashSet<&str> = HashSet::default();
+    let mut done: HashSet<u32> = HashSet::default();
     for &k in &chain {
-        let Some(id) = c.lines[k].message_id.as_deref() else { continue };
+        let Some(id) = c.reply_of(k) else { continue };
         if !done.insert(id) {
             continue;
         }
-        let group = c.groups.get(id).map_or(&[][..], Vec::as_slice);
+        let group = c.reply(k);
         let mut siblings: Vec<usize> =
             group.iter().map(|&g| g as usize).filter(|&g| !seen.contains(&g) && view.exists(g)).collect();
         let mut results: Vec<usize> = group
             .iter()
-            .flat_map(|&g| c.results_under.get(&g).into_iter().flatten())
+            .flat_map(|&g| c.results_under(g as usize))
             .map(|&r| r as usize)
             .filter(|&r| !seen.contains(&r) && view.exists(r))
             .collect();
@@ -181,7 +183,7 @@ fn chain_in(s: &Session, c: &Claude, view: &View, leaf: EntryIdx) -> Vec<EntryId
         // written in.
         siblings.sort_by(|&a, &b| by_time(s, a, b));
         results.sort_by(|&a, &b| by_time(s, a, b));
-        let anchor = *chain.iter().rev().find(|&&a| c.lines[a].message_id.as_deref() == Some(id)).unwrap_or(&k);
+        let anchor = *chain.iter().rev().find(|&&a| c.reply_of(a) == Some(id)).unwrap_or(&k);
         let recovered: Vec<usize> = siblings.into_iter().chain(results).collect();
         seen.extend(recovered.iter().copied());
         inserts.push((anchor, recovered));

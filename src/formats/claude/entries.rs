@@ -384,13 +384,13 @@ pub fn pi_entries(s: &Session, c: &super::Claude, leaf: EntryIdx) -> Result<Vec<
     let path = super::context::entries_at(s, c, leaf);
     let mut out: Vec<Value> = Vec::new();
     let mut names = Names::new();
-    let mut last_reply: Option<String> = None;
+    let mut last_reply: Option<u32> = None;
     for i in path {
         if s.entries[i].kind != EntryType::Message {
             continue;
         }
         let mut e = entry_with(s, i, Some(&names))?;
-        let reply = c.lines[i.get()].message_id.clone();
+        let reply = c.reply_of(i.get());
         let Some(m) = e.get_mut("message") else { continue };
         if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
             for b in blocks.iter_mut() {

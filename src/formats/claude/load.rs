@@ -22,8 +22,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{Claude, Line, ReplySpans};
-use crate::session::entry::{EntryMeta, EntryType, LineNo, Role, StrRef};
+use super::{Claude, Line, ReplySpans, Texts};
+use crate::session::entry::{EntryMeta, EntryType, LineNo, Owned, Role, StrRef};
 use crate::session::index::{ChildOrder, Header, Parts};
 use crate::session::validate::{validate, Verdict};
 use crate::session::walk::Blocks;
@@ -157,13 +157,6 @@ fn some_tool_result(content: Option<&RawValue>) -> bool {
         .is_ok_and(|blocks| blocks.iter().any(|b| b.ty.as_deref() == Some("tool_result")))
 }
 
-/// Where `s` sits inside `line`, when it was borrowed from it.
-fn offset_in(line: &[u8], s: &str) -> Option<usize> {
-    let (start, end) = (line.as_ptr() as usize, line.as_ptr() as usize + line.len());
-    let p = s.as_ptr() as usize;
-    (p >= start && p + s.len() <= end).then(|| p - start)
-}
-
 /// How much of the file is validated as JSON while it is indexed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Validate {
@@ -199,9 +192,7 @@ enum Skip {
 struct Part<'a> {
     entries: Vec<EntryMeta>,
     lines: Vec<Line>,
-    /// Each entry's uuid.
-    uuids: Vec<String>,
-    owned: Vec<String>,
+    owned: Owned,
     skipped: Vec<(LineNo, Skip)>,
     /// The first `sessionId`, `cwd`, `version` of the part.
     session_id: Option<Cow<'a, str>>,
@@ -287,14 +278,14 @@ pub fn load_with<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, how: Valida
             hint: None,
         });
     }
-    let Part { mut entries, lines, uuids, mut owned, last_prompt_leaf, title, .. } = part;
+    let Part { mut entries, lines, mut owned, last_prompt_leaf, title, .. } = part;
     let last_main = (0..entries.len())
         .rev()
         .find(|&k| entries[k].kind == EntryType::Message && !lines[k].sidechain)
         .map(crate::session::EntryIdx::new);
-    let dialect = Claude::new(lines, uuids);
+    let dialect = Claude::new(Texts::new(data, &entries, &owned), lines);
     linearize_tool_results(data, &mut entries, &dialect, &mut owned);
-    root_kept_tails(data, &mut entries, &dialect);
+    root_kept_tails(data, &mut entries, &dialect, &owned);
     let parts = Parts {
         file: name,
         path: source.path.clone(),
@@ -321,16 +312,18 @@ pub fn load_with<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, how: Valida
 fn join<'a>(first: &mut Part<'a>, second: Part<'a>) {
     let lines = first.line_count;
     let shift = |l: LineNo| LineNo(l.get() + lines);
-    let owned = first.owned.len();
+    let owned = first.owned.append(second.owned);
     first.entries.extend(second.entries.into_iter().map(|mut e| {
         e.line = shift(e.line);
         e.id = e.id.rebase_owned(owned);
         e.parent_id = e.parent_id.rebase_owned(owned);
         e
     }));
-    first.lines.extend(second.lines);
-    first.uuids.extend(second.uuids);
-    first.owned.extend(second.owned);
+    first.lines.extend(second.lines.into_iter().map(|mut l| {
+        l.parent = l.parent.rebase_owned(owned);
+        l.message_id = l.message_id.rebase_owned(owned);
+        l
+    }));
     first.skipped.extend(second.skipped.into_iter().map(|(l, k)| (shift(l), k)));
     first.session_id = first.session_id.take().or(second.session_id);
     first.cwd = first.cwd.take().or(second.cwd);
@@ -344,11 +337,12 @@ fn join<'a>(first: &mut Part<'a>, second: Part<'a>) {
 /// what the other lines say.
 fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>, how: Validate) -> Part<'a> {
     let mut part = Part::default();
+    // Room for as many entries as the part could hold at 600 bytes a line (the client's
+    // lines are longer): reserved, not touched, so growing never copies what is there.
+    let room = range.len() / 600;
+    part.entries.reserve(room);
+    part.lines.reserve(room);
     let mut blocks = Blocks::default();
-    let owned_ref = |owned: &mut Vec<String>, s: &str| {
-        owned.push(s.to_string());
-        StrRef::owned(owned.len() - 1)
-    };
     let mut start = range.start;
     while start < range.end {
         let end = memchr::memchr(b'\n', &data[start..range.end]).map_or(range.end, |k| start + k);
@@ -421,24 +415,22 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             _ => (EntryType::Custom, Role::None),
         };
         let mut e = EntryMeta::new(here, raw.len(), no, kind, role);
-        // Ids are copied out of the lines: the index's map and every later lookup (leaves'
-        // short ids, …) then read them from a few megabytes of heap rather than from all
-        // over the mapped file.
-        e.id = owned_ref(&mut part.owned, uuid);
-        let parent = parent_uuid.as_deref().filter(|p| !p.is_empty());
+        // The strings are copied out of the lines into one buffer, each entry's side by
+        // side: the index's tables then compare them there, in a few megabytes of heap,
+        // rather than all over the mapped file (a cache miss each).
+        let owned = &mut part.owned;
+        e.id = owned.push(uuid);
+        let parent = parent_uuid.as_deref().filter(|p| !p.is_empty()).map_or(StrRef::NONE, |p| owned.push(p));
         let logical = logical_parent_uuid.as_deref().filter(|p| !p.is_empty());
-        e.parent_id = match parent.or(if kind == EntryType::Compaction { logical } else { None }) {
-            // Parents stay in their lines: the index reads each one once, in file order.
-            Some(p) => match offset_in(raw, p) {
-                Some(off) => StrRef::in_line(p, off),
-                None => owned_ref(&mut part.owned, p),
-            },
-            None => StrRef::NONE,
+        e.parent_id = match logical {
+            Some(l) if parent.is_none() && kind == EntryType::Compaction => owned.push(l),
+            _ => parent,
         };
-        part.uuids.push(uuid.to_string());
+        let message_id =
+            head.message_id.as_deref().filter(|_| ty == "assistant").map_or(StrRef::NONE, |m| owned.push(m));
         part.lines.push(Line {
-            parent: parent.map(str::to_string),
-            message_id: head.message_id.as_deref().filter(|_| ty == "assistant").map(str::to_string),
+            parent,
+            message_id,
             tool_result: ty == "user" && some_results,
             sidechain: head.is_sidechain.as_ref().and_then(Value::as_bool).unwrap_or(false),
             reply: head.reply.filter(|_| ty == "assistant"),
@@ -453,19 +445,20 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
 /// hangs it under the compaction's summary when it loads the file (docs/claude-format.md §2
 /// step 0), so nothing is missing; the tree shows it where the source does, before the
 /// compaction that hangs under it.
-fn root_kept_tails(data: &[u8], entries: &mut [EntryMeta], c: &Claude) {
-    for k in 0..entries.len() {
-        if entries[k].kind != EntryType::Compaction {
-            continue;
-        }
-        let Ok(v) = serde_json::from_slice::<Value>(&data[entries[k].span()]) else { continue };
-        let meta = &v["compactMetadata"];
-        let head = meta["preservedMessages"]["uuids"][0].as_str().or(meta["preservedSegment"]["headUuid"].as_str());
-        let Some(&h) = head.and_then(|h| c.by_uuid.get(h)) else { continue };
-        let h = h as usize;
-        if c.parents[h].is_none() && c.lines[h].parent.is_some() {
-            entries[h].parent_id = StrRef::NONE;
-        }
+fn root_kept_tails(data: &[u8], entries: &mut [EntryMeta], c: &Claude, owned: &Owned) {
+    let t = Texts::new(data, entries, owned);
+    let heads: Vec<usize> = (0..entries.len())
+        .filter(|&k| entries[k].kind == EntryType::Compaction)
+        .filter_map(|k| {
+            let v = serde_json::from_slice::<Value>(&data[entries[k].span()]).ok()?;
+            let meta = &v["compactMetadata"];
+            let head = meta["preservedMessages"]["uuids"][0].as_str().or(meta["preservedSegment"]["headUuid"].as_str());
+            let h = c.find(t, head?)?;
+            (c.parents[h].is_none() && !c.lines[h].parent.is_none()).then_some(h)
+        })
+        .collect();
+    for h in heads {
+        entries[h].parent_id = StrRef::NONE;
     }
 }
 
@@ -478,35 +471,24 @@ fn warn(kind: Problem, line: LineNo, message: &str) -> Diagnostic {
 /// in the order they were written, and what followed any of them follows the last. Only
 /// for a reply whose parts are a chain (each the child of the one before), as the client
 /// writes them; anything else keeps the parents as written.
-fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, owned: &mut Vec<String>) {
-    let lines = &c.lines;
-    let uuid = |k: usize| entries[k].id.get(&data[entries[k].span()], owned);
-    // Children (by the parents as written) of each line, in file order: `child[at[p]..at[p + 1]]`.
-    let n = lines.len();
-    let mut at = vec![0u32; n + 2];
-    for &p in c.parents.iter().flatten() {
-        at[p as usize + 2] += 1;
-    }
-    for k in 2..at.len() {
-        at[k] += at[k - 1];
-    }
-    let mut child = vec![0u32; at[n + 1] as usize];
-    for (k, &p) in c.parents.iter().enumerate() {
-        if let Some(p) = p {
-            let slot = &mut at[p as usize + 1];
-            child[*slot as usize] = k as u32;
-            *slot += 1;
-        }
-    }
+fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, owned: &mut Owned) {
+    let t = Texts::new(data, entries, owned);
+    // Children (by the parents as written) of each line, in file order.
+    let n = c.lines.len();
+    let written: Vec<u32> = c.parents.iter().map(|p| p.unwrap_or(u32::MAX)).collect();
+    let (at, child) = super::lists(&written, n);
     let children = |p: usize| child[at[p] as usize..at[p + 1] as usize].iter().map(|&c| c as usize);
     let mut new_parent: Vec<(usize, usize)> = Vec::new();
     let mut results: Vec<usize> = Vec::new();
-    for (first, l) in lines.iter().enumerate() {
+    for first in 0..n {
         // Each reply once, at its first line (so in the order of their first lines).
-        let Some(id) = &l.message_id else { continue };
-        let Some(members) = c.groups.get(id).filter(|g| g.first() == Some(&(first as u32))) else { continue };
+        let members = c.reply(first);
+        if members.first() != Some(&(first as u32)) {
+            continue;
+        }
         let chained = members.windows(2).all(|w| {
-            lines[w[1] as usize].parent.is_some() && lines[w[1] as usize].parent.as_deref() == uuid(w[0] as usize)
+            let parent = c.parent_uuid(t, w[1] as usize);
+            parent.is_some() && parent == t.uuid(w[0] as usize)
         });
         if !chained {
             continue;
@@ -534,13 +516,16 @@ fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, ow
             }
         }
     }
-    for (child, parent) in new_parent {
-        let Some(p) = entries[parent].id.get(&data[entries[parent].span()], owned) else { continue };
-        if lines[child].parent.as_deref() != Some(p) {
-            let p = p.to_string();
-            owned.push(p);
-            entries[child].parent_id = StrRef::owned(owned.len() - 1);
-        }
+    // The new parents' uuids, where they differ from what the line says.
+    let moved: Vec<(usize, String)> = new_parent
+        .into_iter()
+        .filter_map(|(child, parent)| {
+            let p = t.uuid(parent)?;
+            (c.parent_uuid(t, child) != Some(p)).then(|| (child, p.to_string()))
+        })
+        .collect();
+    for (child, p) in moved {
+        entries[child].parent_id = owned.push(&p);
     }
 }
 

@@ -17,11 +17,13 @@ pub mod usage;
 
 use std::collections::BTreeSet;
 
+use hashbrown::hash_table::Entry;
+use hashbrown::HashTable;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use crate::session::check::{Finding, Level};
-use crate::session::entry::{EntryIdx, LineNo};
+use crate::session::entry::{EntryIdx, EntryMeta, LineNo, Owned, StrRef};
 use crate::session::format::{Dialect, Fit, Format, FormatInfo, Response, RowNeed, Unreadable, Unsupported};
 use crate::session::projection::{convert_to_llm, Projection};
 use crate::session::rows::Rows;
@@ -93,13 +95,15 @@ impl Format for ClaudeFormat {
 }
 
 /// What the index keeps of each entry's line beyond the common fields (parallel to
-/// `Session::entries`; its uuid is the entry's id).
+/// `Session::entries`; its uuid is the entry's id). The strings stay where they are in the
+/// line (or in the session's owned table when they had escapes): a 100 MB file has sixty
+/// thousand lines, and a `String` each for these would be most of the index's heap.
 #[derive(Debug, Clone)]
 pub struct Line {
     /// `parentUuid` as written.
-    pub parent: Option<String>,
+    pub parent: StrRef,
     /// An assistant line's `message.id` (the lines of one reply share it).
-    pub message_id: Option<String>,
+    pub message_id: StrRef,
     /// A user line with a tool result among its blocks.
     pub tool_result: bool,
     pub sidechain: bool,
@@ -117,18 +121,84 @@ pub struct ReplySpans {
     pub usage: Option<(u32, u32)>,
 }
 
+/// Where the index's strings are: the file, the entries whose lines hold them, and the
+/// owned table (while the file is read, and in the session after).
+#[derive(Clone, Copy)]
+pub struct Texts<'s> {
+    data: &'s [u8],
+    entries: &'s [EntryMeta],
+    owned: &'s Owned,
+}
+
+impl<'s> Texts<'s> {
+    pub fn new(data: &'s [u8], entries: &'s [EntryMeta], owned: &'s Owned) -> Texts<'s> {
+        Texts { data, entries, owned }
+    }
+
+    pub fn of(s: &'s Session) -> Texts<'s> {
+        Texts { data: s.data(), entries: s.entries.as_slice(), owned: s.owned() }
+    }
+
+    /// A string the index keeps for entry `k`.
+    pub fn get(&self, k: usize, r: &'s StrRef) -> Option<&'s str> {
+        let e = self.entries.get(k)?;
+        r.get(self.data.get(e.span())?, self.owned)
+    }
+
+    /// Entry `k`'s uuid.
+    pub fn uuid(&self, k: usize) -> Option<&'s str> {
+        self.get(k, &self.entries.get(k)?.id)
+    }
+}
+
+/// No group, no parent (in the `u32` tables).
+const NONE: u32 = u32::MAX;
+
 /// One loaded Claude Code file.
 #[derive(Debug)]
 pub struct Claude {
     pub lines: Vec<Line>,
-    /// uuid -> the last entry with it.
-    pub by_uuid: HashMap<String, u32>,
+    /// uuid -> the last entry with it: entry numbers hashed by their uuids, which stay in
+    /// the file.
+    by_uuid: HashTable<u32>,
     /// Each entry's parent by its `parentUuid` as written (the last entry with that uuid).
     pub parents: Vec<Option<u32>>,
-    /// message.id -> the assistant entries of that reply, in file order.
-    pub groups: HashMap<String, Vec<u32>>,
-    /// entry -> the user entries with tool results written under it, in file order.
-    pub results_under: HashMap<u32, Vec<u32>>,
+    /// Each entry's reply (its group of lines sharing a message.id), or `NONE`; a group's
+    /// lines, in file order, are `members[group_at[g]..group_at[g + 1]]`.
+    group_of: Vec<u32>,
+    group_at: Vec<u32>,
+    members: Vec<u32>,
+    /// The user entries with tool results written under entry `k`, in file order:
+    /// `results[results_at[k]..results_at[k + 1]]`.
+    results_at: Vec<u32>,
+    results: Vec<u32>,
+}
+
+fn hash_str(s: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
+
+/// `start[k]..start[k + 1]` lists, from each item's key (`NONE`: in no list), in item
+/// order: the compressed-row form of a map from keys below `n` to lists of items.
+pub(super) fn lists(keys: &[u32], n: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; n + 2];
+    for &key in keys.iter().filter(|&&key| key != NONE) {
+        start[key as usize + 2] += 1;
+    }
+    for k in 2..start.len() {
+        start[k] += start[k - 1];
+    }
+    let mut items = vec![0u32; start[n + 1] as usize];
+    for (item, &key) in keys.iter().enumerate().filter(|(_, &key)| key != NONE) {
+        let slot = &mut start[key as usize + 1];
+        items[*slot as usize] = item as u32;
+        *slot += 1;
+    }
+    start.pop();
+    (start, items)
 }
 
 impl Claude {
@@ -150,38 +220,94 @@ impl Claude {
         })
     }
 
-    /// The index of `lines`, whose uuids are `uuids` (one each, in the same order).
-    pub fn new(lines: Vec<Line>, uuids: Vec<String>) -> Claude {
-        let mut by_uuid = HashMap::with_capacity_and_hasher(lines.len(), Default::default());
-        let mut groups: HashMap<String, Vec<u32>> = HashMap::default();
-        for (k, (l, uuid)) in lines.iter().zip(uuids).enumerate() {
-            by_uuid.insert(uuid, k as u32);
-            if let Some(id) = &l.message_id {
-                match groups.get_mut(id.as_str()) {
-                    Some(g) => g.push(k as u32),
-                    None => {
-                        groups.insert(id.clone(), vec![k as u32]);
-                    }
+    /// The index of `lines`, one for each entry of `t`.
+    pub fn new(t: Texts, lines: Vec<Line>) -> Claude {
+        let n = lines.len();
+        let mut by_uuid: HashTable<u32> = HashTable::with_capacity(n);
+        let rehash = |&k: &u32| t.uuid(k as usize).map_or(0, hash_str);
+        for k in 0..n {
+            let Some(uuid) = t.uuid(k) else { continue };
+            match by_uuid.entry(hash_str(uuid), |&j| t.uuid(j as usize) == Some(uuid), rehash) {
+                Entry::Vacant(v) => {
+                    v.insert(k as u32);
                 }
+                Entry::Occupied(mut o) => *o.get_mut() = k as u32,
             }
         }
-        let parents: Vec<Option<u32>> =
-            lines.iter().map(|l| l.parent.as_deref().and_then(|p| by_uuid.get(p)).copied()).collect();
-        let mut results_under: HashMap<u32, Vec<u32>> = HashMap::default();
+        // Replies: the first line of each group stands for it in the table.
+        let mut groups: HashTable<u32> = HashTable::new();
+        let mut firsts: Vec<u32> = Vec::new();
+        let mut group_of = vec![NONE; n];
         for (k, l) in lines.iter().enumerate() {
-            if let (true, Some(p)) = (l.tool_result, parents[k]) {
-                results_under.entry(p).or_default().push(k as u32);
-            }
+            let Some(id) = Texts::get(&t, k, &l.message_id) else { continue };
+            let id_of = |firsts: &[u32], g: u32| {
+                let f = firsts[g as usize] as usize;
+                t.get(f, &lines[f].message_id)
+            };
+            group_of[k] = match groups.find(hash_str(id), |&g| id_of(&firsts, g) == Some(id)) {
+                Some(&g) => g,
+                None => {
+                    let g = firsts.len() as u32;
+                    firsts.push(k as u32);
+                    groups.insert_unique(hash_str(id), g, |&g| id_of(&firsts, g).map_or(0, hash_str));
+                    g
+                }
+            };
         }
-        Claude { lines, by_uuid, parents, groups, results_under }
+        let (group_at, members) = lists(&group_of, firsts.len());
+        let mut c = Claude {
+            lines,
+            by_uuid,
+            parents: Vec::new(),
+            group_of,
+            group_at,
+            members,
+            results_at: Vec::new(),
+            results: Vec::new(),
+        };
+        c.parents = (0..n).map(|k| c.parent_uuid(t, k).and_then(|p| c.find(t, p)).map(|p| p as u32)).collect();
+        let under: Vec<u32> = (0..n)
+            .map(|k| match (c.lines[k].tool_result, c.parents[k]) {
+                (true, Some(p)) => p,
+                _ => NONE,
+            })
+            .collect();
+        (c.results_at, c.results) = lists(&under, n);
+        c
+    }
+
+    /// The last entry with `uuid`.
+    pub fn find(&self, t: Texts, uuid: &str) -> Option<usize> {
+        self.by_uuid.find(hash_str(uuid), |&k| t.uuid(k as usize) == Some(uuid)).map(|&k| k as usize)
+    }
+
+    /// Entry `k`'s `parentUuid` as written.
+    pub fn parent_uuid<'r>(&'r self, t: Texts<'r>, k: usize) -> Option<&'r str> {
+        t.get(k, &self.lines[k].parent)
+    }
+
+    /// The lines of entry `k`'s reply (`k` among them), in file order; empty when `k` is
+    /// not a reply's line.
+    pub fn reply(&self, k: usize) -> &[u32] {
+        match self.group_of[k] {
+            NONE => &[],
+            g => &self.members[self.group_at[g as usize] as usize..self.group_at[g as usize + 1] as usize],
+        }
+    }
+
+    /// Which reply entry `k` is a line of (the same number for the lines of one reply).
+    pub fn reply_of(&self, k: usize) -> Option<u32> {
+        Some(self.group_of[k]).filter(|&g| g != NONE)
+    }
+
+    /// The user entries with tool results whose `parentUuid` is entry `k`, in file order.
+    pub fn results_under(&self, k: usize) -> &[u32] {
+        &self.results[self.results_at[k] as usize..self.results_at[k + 1] as usize]
     }
 
     /// Whether entry `i` is the first line of its reply (usage is counted there once).
     pub fn first_of_reply(&self, i: EntryIdx) -> bool {
-        match &self.lines[i.get()].message_id {
-            Some(id) => self.groups.get(id).and_then(|g| g.first()) == Some(&(i.get() as u32)),
-            None => true,
-        }
+        self.reply(i.get()).first().is_none_or(|&f| f as usize == i.get())
     }
 }
 

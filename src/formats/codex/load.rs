@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Codex, Item, Kind, Thread};
-use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, Role, StrRef};
+use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, Owned, Role, StrRef};
 use crate::session::index::{ChildOrder, Header, Parts};
 use crate::session::walk;
 use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
@@ -390,7 +390,7 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
     }
     let mut entries: Vec<EntryMeta> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
-    let mut owned: Vec<String> = Vec::new();
+    let mut owned = Owned::default();
     let mut diags: Vec<Diagnostic> = Vec::new();
     let mut threads: Vec<Thread> = Vec::new();
     let mut models: Vec<String> = Vec::new();
@@ -441,8 +441,7 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
                 // old version) are named by their thread and ordinal, which is unique in a
                 // family: `9cac33b1d38d:29`.
                 if m.id.is_none() {
-                    m.id = StrRef::owned(owned.len());
-                    owned.push(id.unwrap_or_else(|| synthetic_id(tid, it.ordinal, own)));
+                    m.id = owned.push(&id.unwrap_or_else(|| synthetic_id(tid, it.ordinal, own)));
                 }
                 entries.push(m);
                 items.push(it);

@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::session::entry::{EntryMeta, StrRef};
+use crate::session::entry::{EntryMeta, Owned, StrRef};
 
 /// The fields of a row the navigation reads. `Option<Option<_>>`: absent, null, a value.
 #[derive(Deserialize, Default)]
@@ -150,7 +150,7 @@ struct Known {
 /// Rewrites the entries' parents to OpenClaw's and returns its active leaf: `None` when
 /// no row moved it explicitly (OpenClaw then reads the rows in file order, and pisces
 /// keeps its own default, the last entry), `Some(None)` for OpenClaw's null leaf.
-pub fn relink(data: &[u8], entries: &mut [EntryMeta], owned: &mut Vec<String>) -> Option<Option<usize>> {
+pub fn relink(data: &[u8], entries: &mut [EntryMeta], owned: &mut Owned) -> Option<Option<usize>> {
     let mut by_id: HashMap<String, Known> = HashMap::new();
     let mut index_of: HashMap<String, usize> = HashMap::new();
     let mut invalid: HashSet<String> = HashSet::new();
@@ -239,10 +239,7 @@ pub fn relink(data: &[u8], entries: &mut [EntryMeta], owned: &mut Vec<String>) -
         let written = e.parent_id.get(&data[e.span()], owned).map(str::to_string);
         if written != parent {
             e.parent_id = match parent {
-                Some(p) => {
-                    owned.push(p);
-                    StrRef::owned(owned.len() - 1)
-                }
+                Some(p) => owned.push(&p),
                 None => StrRef::NONE,
             };
         }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::scan::{scan, Event, Scan};
 use super::Pi;
-use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, StrRef};
+use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, Owned, StrRef};
 use crate::session::format::Unreadable;
 use crate::session::index::{ChildOrder, Header, Label, Parts};
 use crate::session::js::{self, parse_value};
@@ -41,7 +41,7 @@ pub(crate) struct Flavor {
 }
 
 /// See [`Flavor::relink`]: the file's bytes, its entries and the strings they refer to.
-pub(crate) type Relink = fn(&[u8], &mut [EntryMeta], &mut Vec<String>) -> Option<Option<usize>>;
+pub(crate) type Relink = fn(&[u8], &mut [EntryMeta], &mut Owned) -> Option<Option<usize>>;
 
 /// pi itself.
 const PI_FLAVOR: Flavor =
@@ -286,9 +286,8 @@ pub(crate) fn load_as<'a>(
                 diags.push(warn(Problem::V1NotObject, e.line, "pi cannot migrate this version-1 file past this line (it crashes giving an id to a value that is not an object); pisces leaves the line out of the chain".into()));
                 continue;
             }
-            owned.push(format!("L{}", e.line));
             e.parent_id = prev;
-            e.id = StrRef::owned(owned.len() - 1);
+            e.id = owned.push(&format!("L{}", e.line));
             prev = e.id;
         }
     }

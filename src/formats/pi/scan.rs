@@ -16,7 +16,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::session::entry::{EntryMeta, EntryType, LineNo, Role, StrRef};
+use crate::session::entry::{EntryMeta, EntryType, LineNo, Owned, Role, StrRef};
 use crate::session::js::{self, parse_value};
 use crate::session::validate::{validate, Verdict, MAX_DEPTH};
 
@@ -49,7 +49,7 @@ pub(crate) struct Scan {
     /// Entry lines (not `session` lines), in file order.
     pub entries: Vec<EntryMeta>,
     /// Strings the entries refer to that are not in their lines (escaped ids).
-    pub owned: Vec<String>,
+    pub owned: Owned,
     /// Other lines and remarks, in file order: (line, what).
     pub events: Vec<(LineNo, Event)>,
     /// Lines ending in `\r\n`.
@@ -126,8 +126,7 @@ fn join(first: &mut Scan, second: Scan) {
     }));
     first.events.extend(second.events.into_iter().map(|(l, e)| (shift(l), e)));
     first.crlf.extend(second.crlf.into_iter().map(shift));
-    let owned_offset = first.owned.len();
-    first.owned.extend(second.owned);
+    let owned_offset = first.owned.append(second.owned);
     if owned_offset > 0 {
         for e in &mut first.entries[first_len..] {
             e.id = e.id.rebase_owned(owned_offset);
@@ -141,7 +140,7 @@ fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, pr
     let chunk = &data[range.clone()];
     let mut out = Scan {
         entries: Vec::with_capacity(estimate_lines(chunk)),
-        owned: Vec::new(),
+        owned: Owned::default(),
         events: Vec::new(),
         crlf: Vec::new(),
         lines: LineNo(0),
@@ -686,7 +685,7 @@ impl<'a> Fields<'a> {
         line: LineNo,
         span: Range<usize>,
         bytes: &'a [u8],
-        owned: &mut Vec<String>,
+        owned: &mut Owned,
     ) -> (EntryMeta, Option<Cow<'a, str>>) {
         let kind = match &self.ty {
             Some(t) => EntryType::from_name(t),
@@ -702,10 +701,7 @@ impl<'a> Fields<'a> {
         let mut locate = |s: Option<Cow<'a, str>>| match s {
             None => StrRef::NONE,
             Some(Cow::Borrowed(b)) => StrRef::in_line(b, b.as_ptr() as usize - bytes.as_ptr() as usize),
-            Some(Cow::Owned(o)) => {
-                owned.push(o);
-                StrRef::owned(owned.len() - 1)
-            }
+            Some(Cow::Owned(o)) => owned.push(&o),
         };
         let mut entry = EntryMeta::new(span.start, span.len(), line, kind, role);
         entry.id = locate(self.id);
