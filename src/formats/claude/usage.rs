@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use super::context::line;
+use super::load::Str;
 use super::Claude;
 use crate::session::entry::{EntryIdx, Role};
 use crate::session::format::{Response, Unreadable};
@@ -52,23 +53,110 @@ fn price(model: &str) -> Option<&'static Price> {
 /// A `message`'s usage and its cost at its model's price.
 pub fn totals_of(message: &Value) -> Totals {
     let u = message.get("usage");
-    let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_f64).filter(|f| f.is_finite()).unwrap_or(0.0);
-    let mut t = Totals {
+    let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_f64);
+    let counts = Counts {
         input: n("input_tokens"),
         output: n("output_tokens"),
         cache_read: n("cache_read_input_tokens"),
         cache_write: n("cache_creation_input_tokens"),
+    };
+    priced(message.get("model").and_then(Value::as_str), &counts)
+}
+
+/// The token counts of a `usage` object, each a number or none.
+#[derive(Default, Debug, PartialEq)]
+struct Counts {
+    input: Option<f64>,
+    output: Option<f64>,
+    cache_read: Option<f64>,
+    cache_write: Option<f64>,
+}
+
+/// The totals of `counts` (a count that is not a finite number is 0), at `model`'s price.
+fn priced(model: Option<&str>, counts: &Counts) -> Totals {
+    let n = |c: Option<f64>| c.filter(|f| f.is_finite()).unwrap_or(0.0);
+    let mut t = Totals {
+        input: n(counts.input),
+        output: n(counts.output),
+        cache_read: n(counts.cache_read),
+        cache_write: n(counts.cache_write),
         total_tokens: 0.0,
         cost: 0.0,
     };
     t.total_tokens = t.tokens();
-    let model = message.get("model").and_then(Value::as_str).unwrap_or_default();
-    if let Some(p) = price(model) {
+    if let Some(p) = price(model.unwrap_or_default()) {
         t.cost =
             (t.input * p.input + t.output * p.output + t.cache_write * p.cache_write + t.cache_read * p.cache_read)
                 / 1e6;
     }
     t
+}
+
+/// A `usage` value read straight into its counts, as [`totals_of`] reads it from a `Value`
+/// (numbers as `f64`, anything else as none, the last of repeated keys; `null` is no usage,
+/// another value is usage with no counts), without building the value: `leaves` reads one
+/// for every reply of the file.
+struct UsageValue(Option<Counts>);
+
+impl<'de> serde::Deserialize<'de> for UsageValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        use std::borrow::Cow;
+        /// A number as `Value::as_f64` gives it; `None` for any other value.
+        struct Num(Option<f64>);
+        impl<'de> serde::Deserialize<'de> for Num {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                Ok(Num(Value::deserialize(d)?.as_f64()))
+            }
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = UsageValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<UsageValue, E> {
+                Ok(UsageValue(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<UsageValue, E> {
+                Ok(UsageValue(Some(Counts::default())))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<UsageValue, E> {
+                Ok(UsageValue(Some(Counts::default())))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<UsageValue, E> {
+                Ok(UsageValue(Some(Counts::default())))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<UsageValue, E> {
+                Ok(UsageValue(Some(Counts::default())))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<UsageValue, E> {
+                Ok(UsageValue(Some(Counts::default())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<UsageValue, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(UsageValue(Some(Counts::default())))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<UsageValue, A::Error> {
+                let mut c = Counts::default();
+                while let Some(key) = m.next_key::<Cow<'de, str>>()? {
+                    let slot = match key.as_ref() {
+                        "input_tokens" => &mut c.input,
+                        "output_tokens" => &mut c.output,
+                        "cache_read_input_tokens" => &mut c.cache_read,
+                        "cache_creation_input_tokens" => &mut c.cache_write,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = m.next_value::<Num>()?.0;
+                }
+                Ok(UsageValue(Some(c)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// What entry `i` adds: a reply's usage, on its first line only.
@@ -79,15 +167,19 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
     // The model and the usage where the index found them, else from the whole line.
     if let Some(spans) = c.lines[i.get()].reply {
         let raw = s.raw_line(i);
-        let value = |span: Option<(u32, u32)>| match span {
-            Some((a, b)) => {
-                raw.get(a as usize..b as usize).and_then(|v| serde_json::from_slice::<Value>(v).ok()).map(Some)
-            }
-            None => Some(None),
+        let bytes = |span: Option<(u32, u32)>| span.map(|(a, b)| raw.get(a as usize..b as usize));
+        let model = match bytes(spans.model) {
+            Some(Some(v)) => serde_json::from_slice::<Str>(v).ok(),
+            Some(None) => None,
+            None => Some(Str::default()),
         };
-        if let (Some(model), Some(usage)) = (value(spans.model), value(spans.usage)) {
-            // (`null` is no usage, as serde reads an `Option`.)
-            return Ok(usage.filter(|u| !u.is_null()).map(|u| reply_totals(model, u)));
+        let usage = match bytes(spans.usage) {
+            Some(Some(v)) => serde_json::from_slice::<UsageValue>(v).ok(),
+            Some(None) => None,
+            None => Some(UsageValue(None)),
+        };
+        if let (Some(model), Some(usage)) = (model, usage) {
+            return Ok(usage.0.map(|counts| priced(model.as_deref(), &counts)));
         }
     }
     // Only the model and the usage are read (serde skips the content unbuilt).
@@ -162,6 +254,50 @@ mod tests {
         for p in PRICES {
             let row = format!("{:<20} {} / {} / {} / {}", p.prefix, p.input, p.output, p.cache_write, p.cache_read);
             assert!(help.contains(&row), "leaves --help lacks {row:?}");
+        }
+    }
+
+    /// The counts read straight from a usage value are what `totals_of` reads from the
+    /// value, on every usage in the corpus and on values made to differ (repeated keys,
+    /// strings, floats, nested objects, not an object at all).
+    #[test]
+    fn usage_read_straight_is_usage_read_as_a_value() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/claude-code-2.1.332");
+        let mut usages: Vec<String> = Vec::new();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                for line in std::fs::read_to_string(&path).unwrap().lines() {
+                    if let Some(u) =
+                        serde_json::from_str::<Value>(line).ok().and_then(|v| v.pointer("/message/usage").cloned())
+                    {
+                        usages.push(u.to_string());
+                    }
+                }
+            }
+        }
+        assert!(usages.len() > 50, "{}", usages.len());
+        usages.extend(
+            [
+                r#"{"input_tokens":1,"input_tokens":7,"output_tokens":"9"}"#,
+                r#"{"cache_read_input_tokens":1.5e3,"cache_creation_input_tokens":-2,"output_tokens":{"x":1}}"#,
+                r#"{"input_tokens":null,"output_tokens":[1],"other":{"input_tokens":5}}"#,
+                r#"{"input_tokens":18446744073709551615,"output_tokens":-9223372036854775808}"#,
+                r#"7"#,
+                r#""text""#,
+                r#"[1,2]"#,
+                r#"null"#,
+                r#"{}"#,
+            ]
+            .map(String::from),
+        );
+        for u in &usages {
+            let value: Value = serde_json::from_str(u).unwrap();
+            let straight: UsageValue = serde_json::from_str(u).unwrap();
+            let message = serde_json::json!({"model": "claude-opus-5-5", "usage": value});
+            let expected = (!value.is_null()).then(|| totals_of(&message));
+            let got = straight.0.map(|c| priced(Some("claude-opus-5-5"), &c));
+            assert_eq!(format!("{got:?}"), format!("{expected:?}"), "{u}");
         }
     }
 
