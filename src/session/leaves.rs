@@ -1,5 +1,6 @@
 //! Every branch tip of a session (`pisces leaves`): what happened on each one's path.
 
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use super::format::Unreadable;
@@ -49,10 +50,32 @@ struct Acc {
     totals: Totals,
 }
 
+/// Every entry's usage (every entry is on some leaf's path), read on two threads: a
+/// file of many replies has one usage to read for each, most of `leaves`' work after the
+/// index.
+fn usage_of_all(s: &Session) -> Result<Vec<Option<Totals>>, Unreadable> {
+    let n = s.entries.len();
+    let read = |range: std::ops::Range<usize>| -> Result<Vec<Option<Totals>>, Unreadable> {
+        range.map(|k| s.dialect().usage(s, EntryIdx::new(k))).collect()
+    };
+    // (Small sessions on this thread alone.)
+    if n < 4096 {
+        return read(0..n);
+    }
+    let (first, second) = std::thread::scope(|t| {
+        let second = t.spawn(|| read(n / 2..n));
+        (read(0..n / 2), second.join().expect("usage thread panicked"))
+    });
+    let mut all = first?;
+    all.extend(second?);
+    Ok(all)
+}
+
 /// Walks every leaf's path once (facts of shared ancestors are computed once) and
 /// gathers each leaf's row, sorted by time, oldest first (undated leaves last, in file
 /// order).
 pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
+    let usage = usage_of_all(s)?;
     let n = s.entries.len();
     let mut acc: Vec<Option<Acc>> = vec![None; n];
     let leaves = s.leaves();
@@ -85,13 +108,24 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
             if s.label_at(c).is_some() {
                 a.label = Some(c);
             }
-            if let Some(u) = s.dialect().usage(s, c)? {
-                a.totals.add(&u);
+            if let Some(u) = &usage[c.get()] {
+                a.totals.add(u);
             }
             acc[c.get()] = Some(a);
         }
     }
     let mut rows = Vec::with_capacity(leaves.len());
+    // Leaves share their last prompt or reply (branches of one turn), and a reply is also
+    // its leaf's model: each entry is parsed once.
+    let mut parsed: HashMap<EntryIdx, std::rc::Rc<Value>> = HashMap::default();
+    let mut parse = |i: EntryIdx| -> Result<std::rc::Rc<Value>, Unreadable> {
+        if let Some(v) = parsed.get(&i) {
+            return Ok(v.clone());
+        }
+        let v = std::rc::Rc::new(s.parse(i)?);
+        parsed.insert(i, v.clone());
+        Ok(v)
+    };
     for &leaf in &leaves {
         let Some(a) = acc[leaf.get()] else { continue };
         let label = a.label.and_then(|l| {
@@ -101,14 +135,14 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
         });
         let prompt = match a.user {
             Some(u) => {
-                let v = s.parse(u)?;
+                let v = parse(u)?;
                 Some((u, content_text(v.get("message").and_then(|m| m.get("content")))))
             }
             None => None,
         };
         let reply = match a.assistant {
             Some(r) => {
-                let v = s.parse(r)?;
+                let v = parse(r)?;
                 let m = v.get("message").cloned().unwrap_or(Value::Null);
                 let tool_calls = m
                     .get("content")
@@ -130,7 +164,7 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
         };
         let model = match a.model {
             Some(m) => {
-                let v = s.parse(m)?;
+                let v = parse(m)?;
                 let (provider, model_id) = if s.entries[m].kind == EntryType::ModelChange {
                     (v.get("provider").cloned(), v.get("modelId").cloned())
                 } else {
