@@ -277,7 +277,7 @@ mod tests {
         // leaves: one branch tip.
         let tips = leaves::collect(&s).unwrap();
         assert_eq!(tips.len(), 1);
-        assert_eq!(tips[0].prompt.as_ref().map(|(_, t)| t.as_str()), Some("bye"));
+        assert_eq!(tips[0].prompt.as_ref().map(|(_, t)| &**t), Some("bye"));
         // diff: the same comparison, over the common entry shape.
         let input = |leaf, rev| crate::diff::Input { session: &s, leaf, rev };
         let report = crate::diff::compare(

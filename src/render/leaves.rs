@@ -76,9 +76,9 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, s: &Session, leaves: &[Leaf]) -> s
                 format!("{mark} {}", short(s, l.entry, &ids)),
                 l.depth.to_string(),
                 label,
-                l.prompt.as_ref().map_or(String::new(), |(_, p)| p.clone()),
-                l.reply.as_ref().map_or(String::new(), reply_text),
-                l.model.as_ref().map_or(String::new(), model_text),
+                l.prompt.as_ref().map_or(String::new(), |(_, p)| p.to_string()),
+                l.reply.as_deref().map_or(String::new(), reply_text),
+                l.model.as_deref().map_or(String::new(), model_text),
                 minute(s.time(l.entry)),
                 thousands(l.totals.tokens()),
                 dollars(l.totals.cost),
@@ -197,14 +197,13 @@ pub fn write_json(w: &mut dyn Write, s: &Session, leaves: &[Leaf]) -> std::io::R
 }
 
 fn leaf_json<'s>(s: &Session, l: &'s Leaf, ids: &[&str]) -> LeafJson<'s> {
-    let raw = s.parse(l.entry).ok();
     LeafJson {
         id: s.id_value(l.entry),
         short_id: short(s, l.entry, ids),
         line: s.entries[l.entry].line,
         is_default: s.default_leaf() == Some(l.entry),
         depth: l.depth,
-        timestamp: raw.as_ref().and_then(|v| v.get("timestamp").cloned()),
+        timestamp: l.timestamp.clone(),
         time: s.time(l.entry).map(js::number),
         label: l.label.as_ref().map(|(at, text, above)| LabelJson {
             text,
@@ -212,14 +211,14 @@ fn leaf_json<'s>(s: &Session, l: &'s Leaf, ids: &[&str]) -> LeafJson<'s> {
             distance: *above,
         }),
         last_user_prompt: l.prompt.as_ref().map(|(i, text)| PromptJson { id: s.id_value(*i), text }),
-        last_assistant: l.reply.as_ref().map(|r: &Reply| ReplyJson {
+        last_assistant: l.reply.as_deref().map(|r: &Reply| ReplyJson {
             id: s.id_value(r.entry),
             text: &r.text,
             stop_reason: &r.stop_reason,
             tool_calls: &r.tool_calls,
             error_message: r.error.as_deref(),
         }),
-        model: l.model.as_ref(),
+        model: l.model.as_deref(),
         usage: UsageJson::of(&l.totals),
     }
 }

@@ -1,5 +1,7 @@
 //! Every branch tip of a session (`pisces leaves`): what happened on each one's path.
 
+use std::rc::Rc;
+
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
@@ -15,10 +17,12 @@ pub struct Leaf {
     /// The labelled entry (the leaf or its nearest labelled ancestor), its label, and how
     /// many entries above the leaf it is.
     pub label: Option<(EntryIdx, String, usize)>,
-    pub prompt: Option<(EntryIdx, String)>,
-    pub reply: Option<Reply>,
+    pub prompt: Option<(EntryIdx, Rc<str>)>,
+    pub reply: Option<Rc<Reply>>,
     /// The last `model_change` or assistant message on the path.
-    pub model: Option<Model>,
+    pub model: Option<Rc<Model>>,
+    /// The leaf entry's own `timestamp`, as written.
+    pub timestamp: Option<Value>,
     pub totals: Totals,
 }
 
@@ -71,6 +75,49 @@ fn usage_of_all(s: &Session) -> Result<Vec<Option<Totals>>, Unreadable> {
     Ok(all)
 }
 
+/// Entry `i` parsed, from `parsed` when it is there (a leaf's few entries).
+fn parse_once<'v>(parsed: &'v mut Vec<(EntryIdx, Value)>, s: &Session, i: EntryIdx) -> Result<&'v Value, Unreadable> {
+    let k = match parsed.iter().position(|(j, _)| *j == i) {
+        Some(k) => k,
+        None => {
+            parsed.push((i, s.parse(i)?));
+            parsed.len() - 1
+        }
+    };
+    Ok(&parsed[k].1)
+}
+
+/// The last reply's facts, from its parsed entry.
+fn reply_of(r: EntryIdx, v: &Value) -> Reply {
+    let m = v.get("message").unwrap_or(&Value::Null);
+    let tool_calls = m
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        .map(|b| js::to_js_string(b.get("name")))
+        .collect();
+    Reply {
+        entry: r,
+        text: content_text(m.get("content")),
+        stop_reason: m.get("stopReason").cloned().unwrap_or(Value::Null),
+        error: m.get("errorMessage").map(|e| js::to_js_string(Some(e))),
+        tool_calls,
+    }
+}
+
+/// The model a `model_change` or an assistant message names.
+fn model_of(s: &Session, m: EntryIdx, v: &Value) -> Model {
+    let (provider, model_id) = if s.entries[m].kind == EntryType::ModelChange {
+        (v.get("provider").cloned(), v.get("modelId").cloned())
+    } else {
+        let msg = v.get("message");
+        (msg.and_then(|m| m.get("provider")).cloned(), msg.and_then(|m| m.get("model")).cloned())
+    };
+    Model { provider, model_id }
+}
+
 /// Walks every leaf's path once (facts of shared ancestors are computed once) and
 /// gathers each leaf's row, sorted by time, oldest first (undated leaves last, in file
 /// order).
@@ -115,17 +162,13 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
         }
     }
     let mut rows = Vec::with_capacity(leaves.len());
-    // Leaves share their last prompt or reply (branches of one turn), and a reply is also
-    // its leaf's model: each entry is parsed once.
-    let mut parsed: HashMap<EntryIdx, std::rc::Rc<Value>> = HashMap::default();
-    let mut parse = |i: EntryIdx| -> Result<std::rc::Rc<Value>, Unreadable> {
-        if let Some(v) = parsed.get(&i) {
-            return Ok(v.clone());
-        }
-        let v = std::rc::Rc::new(s.parse(i)?);
-        parsed.insert(i, v.clone());
-        Ok(v)
-    };
+    // Leaves share their last prompt or reply (branches of one turn): what is read from an
+    // entry is kept for the next leaf that names it, not the parsed entry (a hundred
+    // thousand of those would outweigh the file). A leaf's own entry, reply and model are
+    // often one entry, parsed once.
+    let mut prompts: HashMap<EntryIdx, Rc<str>> = HashMap::default();
+    let mut replies: HashMap<EntryIdx, Rc<Reply>> = HashMap::default();
+    let mut models: HashMap<EntryIdx, Rc<Model>> = HashMap::default();
     for &leaf in &leaves {
         let Some(a) = acc[leaf.get()] else { continue };
         let label = a.label.and_then(|l| {
@@ -133,49 +176,33 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
             let above = a.depth - acc[l.get()]?.depth;
             Some((l, text, above as usize))
         });
+        let mut parsed: Vec<(EntryIdx, Value)> = Vec::new();
         let prompt = match a.user {
-            Some(u) => {
-                let v = parse(u)?;
-                Some((u, content_text(v.get("message").and_then(|m| m.get("content")))))
+            Some(u) if !prompts.contains_key(&u) => {
+                let v = parse_once(&mut parsed, s, u)?;
+                prompts.insert(u, content_text(v.get("message").and_then(|m| m.get("content"))).into());
+                Some(u)
             }
-            None => None,
+            other => other,
         };
-        let reply = match a.assistant {
-            Some(r) => {
-                let v = parse(r)?;
-                let m = v.get("message").cloned().unwrap_or(Value::Null);
-                let tool_calls = m
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                    .map(|b| js::to_js_string(b.get("name")))
-                    .collect();
-                Some(Reply {
-                    entry: r,
-                    text: content_text(m.get("content")),
-                    stop_reason: m.get("stopReason").cloned().unwrap_or(Value::Null),
-                    error: m.get("errorMessage").map(|e| js::to_js_string(Some(e))),
-                    tool_calls,
-                })
-            }
-            None => None,
-        };
-        let model = match a.model {
-            Some(m) => {
-                let v = parse(m)?;
-                let (provider, model_id) = if s.entries[m].kind == EntryType::ModelChange {
-                    (v.get("provider").cloned(), v.get("modelId").cloned())
-                } else {
-                    let msg = v.get("message");
-                    (msg.and_then(|m| m.get("provider")).cloned(), msg.and_then(|m| m.get("model")).cloned())
-                };
-                Some(Model { provider, model_id })
-            }
-            None => None,
-        };
-        rows.push(Leaf { entry: leaf, depth: a.depth as usize, label, prompt, reply, model, totals: a.totals });
+        if let Some(r) = a.assistant.filter(|r| !replies.contains_key(r)) {
+            replies.insert(r, Rc::new(reply_of(r, parse_once(&mut parsed, s, r)?)));
+        }
+        if let Some(m) = a.model.filter(|m| !models.contains_key(m)) {
+            models.insert(m, Rc::new(model_of(s, m, parse_once(&mut parsed, s, m)?)));
+        }
+        // (An entry that does not parse has no timestamp here; `time` says what it can.)
+        let timestamp = parse_once(&mut parsed, s, leaf).ok().and_then(|v| v.get("timestamp").cloned());
+        rows.push(Leaf {
+            entry: leaf,
+            depth: a.depth as usize,
+            label,
+            prompt: prompt.map(|u| (u, prompts[&u].clone())),
+            reply: a.assistant.map(|r| replies[&r].clone()),
+            model: a.model.map(|m| models[&m].clone()),
+            timestamp,
+            totals: a.totals,
+        });
     }
     // Oldest first; a leaf without a valid timestamp goes last. The sort is stable, so
     // equal times keep file order.
