@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 
 use super::entry::LineNo;
 use super::format::{detect, Format, Unreadable};
+use super::write::WriteError;
 use super::{LoadError, Session, Source};
 
 /// How many times a read is tried before its error stands.
@@ -186,7 +187,10 @@ pub fn read_with<R>(
         };
         let result = step(&sessions, &mut reading);
         let started = reading.started.get();
-        if let Some(s) = sources.iter().find(|s| s.changed()) {
+        // A write of the step's own that failed (a full disk, a size limit) was taken back,
+        // which changes the file's time: that failure is the news, not the change.
+        let own_write_failed = matches!(&result, Err(e) if e.chain().any(|c| c.is::<WriteError>()));
+        if let Some(s) = sources.iter().find(|s| s.changed()).filter(|_| !own_write_failed) {
             if started {
                 return Err(Changed { file: s.name.clone(), attempts: attempt, during_output: true }.into());
             }

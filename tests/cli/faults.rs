@@ -32,6 +32,7 @@ pub fn trials() -> Vec<Trial> {
         })
         .collect();
     trials.push(Trial::test("faults::size_limit_while_writing", size_limit));
+    trials.push(Trial::test("faults::size_limit_while_appending_a_summary_or_a_turn", size_limit_summary_and_agent));
     trials.push(Trial::test("faults::killed_mid_append", killed_mid_append));
     trials.push(Trial::test("faults::read_only_and_missing_dirs", read_only_dirs));
     trials
@@ -130,7 +131,77 @@ fn limited(limit: u64, args: &[&str]) -> std::io::Result<std::process::Output> {
         .args(args)
         .env_remove("PI_CODING_AGENT_DIR")
         .env("NO_COLOR", "1")
+        .env("PISCES_TEST_KEY", "test-key")
         .output()
+}
+
+/// `summarize --append` and `agent` past a file-size limit: the write fails with the
+/// system's own error (not as a file another program changed, which is what the write's
+/// own rollback looked like to the read until it was told apart), and what was in the file
+/// stays as it was, with every line whole.
+fn size_limit_summary_and_agent() -> TestResult {
+    use pisces::llm::testing::{anthropic_text, Reply, ScriptedServer};
+    let dir = tempfile::tempdir()?;
+    let original = fs::read(testdata().join("pi-1.6.0/22-two-fix-attempts.jsonl"))?;
+    let f = dir.path().join("s.jsonl");
+    let blocks = (original.len() as u64).div_ceil(512);
+    let big = "x".repeat(6000);
+    let whole_lines = |bytes: &[u8]| -> TestResult {
+        check(bytes.ends_with(b"\n"), || "the file does not end with a newline".into())?;
+        for (k, l) in String::from_utf8_lossy(bytes).lines().enumerate() {
+            check(serde_json::from_str::<Value>(l).is_ok(), || format!("line {} is not whole: {l:.80}", k + 1))?;
+        }
+        Ok(())
+    };
+
+    fs::write(&f, &original)?;
+    let out = limited(blocks, &["summarize", s(&f), "adbf", "3cdc", "--scripted-reply", &big, "--append"])?;
+    check(!out.status.success(), || "summarize --append past the size limit succeeded".into())?;
+    check(out.status.signal().is_none(), || format!("summarize was killed: {:?}", out.status))?;
+    let err = stderr(&out);
+    check(err.contains("s.jsonl") && err.contains("File too large"), || format!("summarize's error: {err}"))?;
+    check(!err.contains("changed while pisces read it"), || format!("the failed write reported as a change: {err}"))?;
+    check(fs::read(&f)? == original, || "summarize left the file changed past the limit".into())?;
+
+    // The agent's own new session, one turn long; the next turn's reply crosses the limit.
+    let g = dir.path().join("agent.jsonl");
+    let server = ScriptedServer::start(vec![
+        Reply::Sse(anthropic_text("claude-sonnet-4-5", "Short.")),
+        Reply::Sse(anthropic_text("claude-sonnet-4-5", &big)),
+    ]);
+    let agent = |limit: u64, prompt: &str| {
+        let url = server.url();
+        limited(
+            limit,
+            &[
+                "agent",
+                "--session",
+                s(&g),
+                "--model",
+                "anthropic/claude-sonnet-4-5",
+                "--base-url",
+                &url,
+                "--api-key-env",
+                "PISCES_TEST_KEY",
+                "--no-tools",
+                "-p",
+                prompt,
+            ],
+        )
+    };
+    let out = agent(1 << 20, "Say something short.")?;
+    check(out.status.success(), || format!("the first turn failed: {}", stderr(&out)))?;
+    let first = fs::read(&g)?;
+    let out = agent((first.len() as u64).div_ceil(512) + 1, "Say something long.")?;
+    check(!out.status.success(), || "agent past the size limit succeeded".into())?;
+    check(out.status.signal().is_none(), || format!("agent was killed: {:?}", out.status))?;
+    let err = stderr(&out);
+    check(err.contains("agent.jsonl") && err.contains("File too large"), || format!("agent's error: {err}"))?;
+    let now = fs::read(&g)?;
+    check(now.starts_with(&first), || "agent changed what was in the file".into())?;
+    whole_lines(&now)?;
+    let load = pisces().args(["path", s(&g), "--format", "json"]).output()?;
+    check(load.status.success(), || format!("the file does not load after agent: {}", stderr(&load)))
 }
 
 /// `label`, `fork` and `convert` under a file-size limit (512-byte blocks, as `ulimit -f`

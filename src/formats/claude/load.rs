@@ -337,11 +337,6 @@ fn join<'a>(first: &mut Part<'a>, second: Part<'a>) {
 /// what the other lines say.
 fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>, how: Validate) -> Part<'a> {
     let mut part = Part::default();
-    // Room for as many entries as the part could hold at 600 bytes a line (the client's
-    // lines are longer): reserved, not touched, so growing never copies what is there.
-    let room = range.len() / 600;
-    part.entries.reserve(room);
-    part.lines.reserve(room);
     let mut blocks = Blocks::default();
     let mut start = range.start;
     while start < range.end {
