@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Deserialize;
 
@@ -74,25 +75,74 @@ fn id_in_name(path: &Path) -> Option<&str> {
     (id.len() == 36 && id.bytes().filter(|&b| b == b'-').count() == 4).then_some(id)
 }
 
-/// Every `*.jsonl` under the store around `path` (or in its folder, outside a store).
-fn store_files(path: &Path) -> Vec<PathBuf> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let root = dir
-        .ancestors()
-        .take(5)
-        .find(|d| matches!(d.file_name().and_then(|n| n.to_str()), Some("sessions" | "archived_sessions")))
-        .and_then(Path::parent);
-    let mut out = Vec::new();
-    match root {
-        Some(root) => {
-            for sub in ["sessions", "archived_sessions"] {
-                walk(&root.join(sub), 4, &mut out);
-            }
-        }
-        None => walk(dir, 0, &mut out),
+/// A rollout's thread and the thread it inherits from.
+type Meta = (String, Option<String>);
+
+/// The rollouts of one store (or of one folder, outside a store), listed once per process:
+/// `ls` asks for the family of every rollout in the store, and listing the store and reading
+/// every first line again for each one made that quadratic in the number of sessions.
+struct Store {
+    files: Vec<PathBuf>,
+    /// Each file's thread and parent thread, read from its first line when first needed.
+    metas: Vec<OnceLock<Option<Meta>>>,
+    /// Parent thread -> the files that fork it, in file order, over the whole store (made the
+    /// first time the forks of a thread are looked for).
+    children: OnceLock<HashMap<String, Vec<usize>>>,
+}
+
+impl Store {
+    /// The store around `path`, listed the first time this process asks for it. (A file
+    /// added to the store while a command runs is not seen by that command.)
+    fn around(path: &Path) -> Arc<Store> {
+        /// (The folder, and whether it is a store's root rather than a lone folder.)
+        type Stores = Mutex<HashMap<(PathBuf, bool), Arc<Store>>>;
+        static STORES: OnceLock<Stores> = OnceLock::new();
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let root = dir
+            .ancestors()
+            .take(5)
+            .find(|d| matches!(d.file_name().and_then(|n| n.to_str()), Some("sessions" | "archived_sessions")))
+            .and_then(Path::parent);
+        let key = match root {
+            Some(root) => (root.to_path_buf(), true),
+            None => (dir.to_path_buf(), false),
+        };
+        let mut stores = STORES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        stores
+            .entry(key)
+            .or_insert_with_key(|(at, is_store)| {
+                let mut files = Vec::new();
+                if *is_store {
+                    for sub in ["sessions", "archived_sessions"] {
+                        walk(&at.join(sub), 4, &mut files);
+                    }
+                } else {
+                    walk(at, 0, &mut files);
+                }
+                files.sort();
+                let metas = files.iter().map(|_| OnceLock::new()).collect();
+                Arc::new(Store { files, metas, children: OnceLock::new() })
+            })
+            .clone()
     }
-    out.sort();
-    out
+
+    fn meta(&self, k: usize) -> Option<&Meta> {
+        self.metas[k].get_or_init(|| first_line(&self.files[k]).and_then(|l| thread_and_parent(&l))).as_ref()
+    }
+
+    /// The files whose first line names `thread` as their parent.
+    fn forks_of(&self, thread: &str) -> &[usize] {
+        let children = self.children.get_or_init(|| {
+            let mut map: HashMap<String, Vec<usize>> = HashMap::new();
+            for k in 0..self.files.len() {
+                if let Some((_, Some(parent))) = self.meta(k) {
+                    map.entry(parent.clone()).or_default().push(k);
+                }
+            }
+            map
+        });
+        children.get(thread).map_or(&[], Vec::as_slice)
+    }
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
@@ -114,24 +164,23 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 /// breadth first. Empty when it is no fork and has none.
 pub fn companions(path: &Path, first: &[u8]) -> Vec<Companion> {
     let Some((own, mut parent, mut limit)) = fork_meta(first) else { return Vec::new() };
-    let files = store_files(path);
-    let same = |p: &PathBuf| p.canonicalize().ok() == path.canonicalize().ok();
-    // Thread ids from file names; a file whose name has none is read when needed.
-    let mut metas: HashMap<PathBuf, Option<(String, Option<String>)>> = HashMap::new();
-    let mut meta_of = |p: &PathBuf| {
-        metas.entry(p.clone()).or_insert_with(|| first_line(p).and_then(|l| thread_and_parent(&l))).clone()
-    };
+    let store = Store::around(path);
+    let files = &store.files;
+    let me = path.canonicalize().ok();
+    // (Only a file that would be taken is compared with this one, which costs a system call.)
+    let same = |p: &PathBuf| p.canonicalize().ok() == me;
     let mut seen: HashSet<String> = HashSet::from([own.clone()]);
     let mut out = Vec::new();
     while let Some(pid) = parent.take() {
         if !seen.insert(pid.clone()) {
             break;
         }
-        let found = files
-            .iter()
-            .filter(|p| !same(p))
-            .find(|p| id_in_name(p).map_or_else(|| meta_of(p).is_some_and(|(t, _)| t == pid), |id| id == pid));
-        let Some(p) = found.cloned() else { break };
+        // Thread ids from file names; a file whose name has none is read.
+        let found = (0..files.len()).find(|&k| {
+            let p = &files[k];
+            id_in_name(p).map_or_else(|| store.meta(k).is_some_and(|(t, _)| *t == pid), |id| id == pid) && !same(p)
+        });
+        let Some(p) = found.map(|k| files[k].clone()) else { break };
         let next = first_line(&p).and_then(|l| fork_meta(&l));
         out.push(Companion { path: p.clone(), limit });
         (parent, limit) = match next {
@@ -139,28 +188,18 @@ pub fn companions(path: &Path, first: &[u8]) -> Vec<Companion> {
             None => (None, None),
         };
     }
-    // Forks name their parent in their first line: read the first line of every rollout
-    // that could be one (thread ids are UUIDv7, ordered by time, so a fork's is greater
-    // than its parent's; a name without an id is read whatever it is).
-    let mut children: HashMap<String, Vec<PathBuf>> = HashMap::new();
-    for p in &files {
-        if same(p) || out.iter().any(|c| &c.path == p) {
-            continue;
-        }
-        if own.as_bytes().get(14) == Some(&b'7') && id_in_name(p).is_some_and(|id| id <= own.as_str()) {
-            continue;
-        }
-        if let Some((_, Some(pp))) = meta_of(p) {
-            children.entry(pp).or_default().push(p.clone());
-        }
-    }
-    let mut queue = vec![own];
-    while let Some(t) = queue.pop() {
-        for p in children.remove(&t).unwrap_or_default() {
-            if let Some((id, _)) = meta_of(&p) {
+    // Forks name their parent in their first line; theirs, breadth first.
+    let mut queue = std::collections::VecDeque::from([own]);
+    while let Some(t) = queue.pop_front() {
+        for &k in store.forks_of(&t) {
+            let p = &files[k];
+            if out.iter().any(|c| &c.path == p) || same(p) {
+                continue;
+            }
+            if let Some((id, _)) = store.meta(k) {
                 if seen.insert(id.clone()) {
-                    queue.insert(0, id);
-                    out.push(Companion { path: p, limit: None });
+                    queue.push_back(id.clone());
+                    out.push(Companion { path: p.clone(), limit: None });
                 }
             }
         }
