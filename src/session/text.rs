@@ -1,9 +1,24 @@
 //! Text helpers shared by the model and the renderers.
 
-/// Collapses whitespace and cuts to `max` characters with `…`.
+/// Collapses whitespace and cuts to `max` characters with `…`. Reads no further into
+/// `text` than the cut needs (a row of a message of megabytes reads its start).
 pub fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
+    let mut flat = String::new();
+    let mut count = 0;
+    'words: for word in text.split_whitespace() {
+        if count > 0 {
+            flat.push(' ');
+            count += 1;
+        }
+        for c in word.chars() {
+            if count > max {
+                break 'words;
+            }
+            flat.push(c);
+            count += 1;
+        }
+    }
+    if count <= max {
         flat
     } else {
         let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
@@ -31,4 +46,30 @@ pub fn short_id(id: &str, sorted: &[&str], min: usize) -> String {
         return id.to_string();
     }
     id.chars().take(take).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same as collapsing the whole text and cutting it, at every length around the cut.
+    #[test]
+    fn one_line_cuts_as_collapsing_everything_would() {
+        let whole = |text: &str, max: usize| {
+            let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            if flat.chars().count() <= max {
+                flat
+            } else {
+                let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+                cut.push('…');
+                cut
+            }
+        };
+        let texts = ["", " ", "a", "ab cd", "  a\n\tb  c ", "héllo  wörld  ünïcode", "x y z w v u t s r q p"];
+        for text in texts {
+            for max in 0..25 {
+                assert_eq!(one_line(text, max), whole(text, max), "{text:?} at {max}");
+            }
+        }
+    }
 }

@@ -29,6 +29,12 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A message's text as its row shows it: on one line, its first 200 characters (as pi
+/// shows a message's first 200 in its tree), so a long message is not read whole.
+fn row_line(s: &str) -> String {
+    crate::session::text::one_line(s, 200)
+}
+
 fn cut(s: &str, n: usize) -> String {
     if s.chars().count() > n {
         format!("{}...", s.chars().take(n).collect::<String>())
@@ -207,12 +213,12 @@ fn light_text(c: &Codex, i: EntryIdx, item: &RowItem) -> Text {
             reasoning_text(&summary)
         }
         Kind::EventUser => {
-            Text::new("user: ", Tone::User, one_line(item.message.as_deref().unwrap_or_default()), Tone::Plain)
+            Text::new("user: ", Tone::User, row_line(item.message.as_deref().unwrap_or_default()), Tone::Plain)
         }
         _ => Text::new(
             "assistant: ",
             Tone::Assistant,
-            one_line(item.message.as_deref().unwrap_or_default()),
+            row_line(item.message.as_deref().unwrap_or_default()),
             Tone::Plain,
         ),
     }
@@ -223,8 +229,8 @@ fn message_text(role: Option<&str>, text: &str) -> Text {
         Some("user") if text.starts_with("<environment_context>") => {
             Text::whole("[environment_context]".into(), Tone::Dim)
         }
-        Some("user") => Text::new("user: ", Tone::User, one_line(text), Tone::Plain),
-        Some("assistant") => Text::new("assistant: ", Tone::Assistant, one_line(text), Tone::Plain),
+        Some("user") => Text::new("user: ", Tone::User, row_line(text), Tone::Plain),
+        Some("assistant") => Text::new("assistant: ", Tone::Assistant, row_line(text), Tone::Plain),
         role => {
             let tag = text.trim_start().strip_prefix('<').and_then(|t| t.split(['>', ' ']).next());
             let label = role.unwrap_or("message");
@@ -237,7 +243,7 @@ fn message_text(role: Option<&str>, text: &str) -> Text {
 }
 
 fn reasoning_text(summary: &[&str]) -> Text {
-    let body = if summary.is_empty() { "(thinking)".to_string() } else { one_line(&summary.join(" ")) };
+    let body = if summary.is_empty() { "(thinking)".to_string() } else { row_line(&summary.join(" ")) };
     Text::new("assistant: ", Tone::Assistant, body, Tone::Muted)
 }
 
@@ -275,9 +281,9 @@ pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
         Kind::EventUser | Kind::EventAgent if s.entries[i].kind == crate::session::EntryType::Message => {
             let text = line.pointer("/payload/message").and_then(Value::as_str).unwrap_or_default();
             if c.items[i.get()].kind == Kind::EventUser {
-                Text::new("user: ", Tone::User, one_line(text), Tone::Plain)
+                Text::new("user: ", Tone::User, row_line(text), Tone::Plain)
             } else {
-                Text::new("assistant: ", Tone::Assistant, one_line(text), Tone::Plain)
+                Text::new("assistant: ", Tone::Assistant, row_line(text), Tone::Plain)
             }
         }
         Kind::Compacted => Text::whole("[compaction]".into(), Tone::Summary),
