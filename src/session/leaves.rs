@@ -54,13 +54,20 @@ struct Acc {
     totals: Totals,
 }
 
-/// Every entry's usage (every entry is on some leaf's path), read on two threads: a
-/// file of many replies has one usage to read for each, most of `leaves`' work after the
-/// index.
-fn usage_of_all(s: &Session) -> Result<Vec<Option<Totals>>, Unreadable> {
+/// The entries that have a usage, with it, in file order (every entry is on some leaf's
+/// path), read on two threads: a file of many replies has one usage to read for each, most
+/// of `leaves`' work after the index. Only the entries with a usage are kept: a file of ten
+/// million entries without any keeps nothing.
+fn usage_of_all(s: &Session) -> Result<Vec<(u32, Totals)>, Unreadable> {
     let n = s.entries.len();
-    let read = |range: std::ops::Range<usize>| -> Result<Vec<Option<Totals>>, Unreadable> {
-        range.map(|k| s.dialect().usage(s, EntryIdx::new(k))).collect()
+    let read = |range: std::ops::Range<usize>| -> Result<Vec<(u32, Totals)>, Unreadable> {
+        let mut out = Vec::new();
+        for k in range {
+            if let Some(u) = s.dialect().usage(s, EntryIdx::new(k))? {
+                out.push((k as u32, u));
+            }
+        }
+        Ok(out)
     };
     // (Small sessions on this thread alone.)
     if n < 4096 {
@@ -75,16 +82,38 @@ fn usage_of_all(s: &Session) -> Result<Vec<Option<Totals>>, Unreadable> {
     Ok(all)
 }
 
-/// Entry `i` parsed, from `parsed` when it is there (a leaf's few entries).
-fn parse_once<'v>(parsed: &'v mut Vec<(EntryIdx, Value)>, s: &Session, i: EntryIdx) -> Result<&'v Value, Unreadable> {
-    let k = match parsed.iter().position(|(j, _)| *j == i) {
-        Some(k) => k,
-        None => {
-            parsed.push((i, s.parse(i)?));
-            parsed.len() - 1
-        }
+/// What a leaf's row takes from one entry.
+#[derive(Clone, Copy, Default)]
+struct Want {
+    prompt: bool,
+    reply: bool,
+    model: bool,
+    timestamp: bool,
+}
+
+/// What was read from one entry, as wanted.
+struct Facts {
+    prompt: Option<String>,
+    reply: Option<Reply>,
+    model: Option<Model>,
+    timestamp: Option<Value>,
+}
+
+/// Entry `i` parsed once for what is wanted of it. An entry that does not parse fails the
+/// command when a prompt, reply or model is wanted of it (the read then starts again
+/// without it), and has no timestamp when only that is (`time` says what it can).
+fn facts(s: &Session, i: EntryIdx, want: Want) -> Result<Facts, Unreadable> {
+    let v = match s.parse(i) {
+        Ok(v) => v,
+        Err(e) if want.prompt || want.reply || want.model => return Err(e),
+        Err(_) => return Ok(Facts { prompt: None, reply: None, model: None, timestamp: None }),
     };
-    Ok(&parsed[k].1)
+    Ok(Facts {
+        prompt: want.prompt.then(|| content_text(v.get("message").and_then(|m| m.get("content")))),
+        reply: want.reply.then(|| reply_of(i, &v)),
+        model: want.model.then(|| model_of(s, i, &v)),
+        timestamp: if want.timestamp { v.get("timestamp").cloned() } else { None },
+    })
 }
 
 /// The last reply's facts, from its parsed entry.
@@ -155,20 +184,67 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
             if s.label_at(c).is_some() {
                 a.label = Some(c);
             }
-            if let Some(u) = &usage[c.get()] {
-                a.totals.add(u);
+            if let Ok(k) = usage.binary_search_by_key(&(c.get() as u32), |&(k, _)| k) {
+                a.totals.add(&usage[k].1);
             }
             acc[c.get()] = Some(a);
         }
     }
-    let mut rows = Vec::with_capacity(leaves.len());
-    // Leaves share their last prompt or reply (branches of one turn): what is read from an
-    // entry is kept for the next leaf that names it, not the parsed entry (a hundred
-    // thousand of those would outweigh the file). A leaf's own entry, reply and model are
-    // often one entry, parsed once.
+    // What each entry must give: a leaf's last prompt, reply and model, and the leaf's own
+    // timestamp. Leaves share them (branches of one turn), and a leaf is often its own reply
+    // and model: each entry is parsed once, on two threads, and only what is read from it
+    // is kept (a hundred thousand parsed entries would outweigh the file).
+    let mut wants: HashMap<EntryIdx, Want> = HashMap::default();
+    for &leaf in &leaves {
+        let Some(a) = acc[leaf.get()] else { continue };
+        wants.entry(leaf).or_default().timestamp = true;
+        if let Some(u) = a.user {
+            wants.entry(u).or_default().prompt = true;
+        }
+        if let Some(r) = a.assistant {
+            wants.entry(r).or_default().reply = true;
+        }
+        if let Some(m) = a.model {
+            wants.entry(m).or_default().model = true;
+        }
+    }
+    let mut wants: Vec<(EntryIdx, Want)> = wants.into_iter().collect();
+    wants.sort_unstable_by_key(|&(i, _)| i);
+    let read = |part: &[(EntryIdx, Want)]| -> Result<Vec<Facts>, Unreadable> {
+        part.iter().map(|&(i, want)| facts(s, i, want)).collect()
+    };
+    let facts: Vec<Facts> = if wants.len() < 256 {
+        read(&wants)?
+    } else {
+        let (first, second) = wants.split_at(wants.len() / 2);
+        let (a, b) = std::thread::scope(|t| {
+            let b = t.spawn(|| read(second));
+            (read(first), b.join().expect("leaves thread panicked"))
+        });
+        let mut all = a?;
+        all.extend(b?);
+        all
+    };
+    // (Shared as `Rc`s: many leaves name the same prompt.)
     let mut prompts: HashMap<EntryIdx, Rc<str>> = HashMap::default();
     let mut replies: HashMap<EntryIdx, Rc<Reply>> = HashMap::default();
     let mut models: HashMap<EntryIdx, Rc<Model>> = HashMap::default();
+    let mut stamps: HashMap<EntryIdx, Value> = HashMap::default();
+    for (&(i, _), f) in wants.iter().zip(facts) {
+        if let Some(p) = f.prompt {
+            prompts.insert(i, p.into());
+        }
+        if let Some(r) = f.reply {
+            replies.insert(i, Rc::new(r));
+        }
+        if let Some(m) = f.model {
+            models.insert(i, Rc::new(m));
+        }
+        if let Some(t) = f.timestamp {
+            stamps.insert(i, t);
+        }
+    }
+    let mut rows = Vec::with_capacity(leaves.len());
     for &leaf in &leaves {
         let Some(a) = acc[leaf.get()] else { continue };
         let label = a.label.and_then(|l| {
@@ -176,31 +252,14 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
             let above = a.depth - acc[l.get()]?.depth;
             Some((l, text, above as usize))
         });
-        let mut parsed: Vec<(EntryIdx, Value)> = Vec::new();
-        let prompt = match a.user {
-            Some(u) if !prompts.contains_key(&u) => {
-                let v = parse_once(&mut parsed, s, u)?;
-                prompts.insert(u, content_text(v.get("message").and_then(|m| m.get("content"))).into());
-                Some(u)
-            }
-            other => other,
-        };
-        if let Some(r) = a.assistant.filter(|r| !replies.contains_key(r)) {
-            replies.insert(r, Rc::new(reply_of(r, parse_once(&mut parsed, s, r)?)));
-        }
-        if let Some(m) = a.model.filter(|m| !models.contains_key(m)) {
-            models.insert(m, Rc::new(model_of(s, m, parse_once(&mut parsed, s, m)?)));
-        }
-        // (An entry that does not parse has no timestamp here; `time` says what it can.)
-        let timestamp = parse_once(&mut parsed, s, leaf).ok().and_then(|v| v.get("timestamp").cloned());
         rows.push(Leaf {
             entry: leaf,
             depth: a.depth as usize,
             label,
-            prompt: prompt.map(|u| (u, prompts[&u].clone())),
+            prompt: a.user.map(|u| (u, prompts[&u].clone())),
             reply: a.assistant.map(|r| replies[&r].clone()),
             model: a.model.map(|m| models[&m].clone()),
-            timestamp,
+            timestamp: stamps.remove(&leaf),
             totals: a.totals,
         });
     }
