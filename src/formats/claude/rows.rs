@@ -14,6 +14,7 @@ use super::load::Str;
 use crate::session::entry::{EntryIdx, EntryType, Role};
 use crate::session::format::{RowNeed, Unreadable};
 use crate::session::rows::{CallMap, Paths, Rows, Text, Tone, ToolCall};
+use crate::session::validate::{validate, Verdict};
 use crate::session::{js, Session};
 
 /// What a row needs of its line.
@@ -25,11 +26,50 @@ enum Info {
     Custom { label: String, text: String },
 }
 
+/// The rows of a session. What the tree needs before it draws (which replies only call
+/// tools, and the calls) is read from every reply; a row's text is made from its line when
+/// the row is drawn (on the tree's threads), as pi's rows are.
 pub struct ClaudeRows<'s> {
-    infos: Vec<Info>,
+    s: &'s Session<'s>,
+    /// A reply whose blocks are all tool calls (hidden unless it is the leaf).
+    only_calls: Vec<bool>,
     calls: Vec<Vec<ToolCall<'s>>>,
     /// The session's working directory: paths under it are shown relative to it.
     cwd: String,
+}
+
+/// The `type` of each content block of a reply, as far as blocks have one.
+#[derive(Deserialize)]
+struct KindsLine<'a> {
+    #[serde(borrow)]
+    message: Option<KindsMessage<'a>>,
+}
+
+#[derive(Deserialize)]
+struct KindsMessage<'a> {
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct KindBlock<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Str<'a>,
+}
+
+/// Whether a reply's blocks are all tool calls (at least one), as `info` decides it from
+/// the parsed line: blocks that are not objects or have no string `type` do not count.
+fn only_calls(raw: &[u8]) -> bool {
+    let Some(content) = serde_json::from_slice::<KindsLine>(raw).ok().and_then(|l| l.message?.content) else {
+        return false;
+    };
+    let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else { return false };
+    let mut kinds = blocks.iter().filter_map(|b| serde_json::from_str::<KindBlock>(b.get()).ok()?.ty.0);
+    let mut any = false;
+    kinds.all(|k| {
+        any = true;
+        k == "tool_use" || k == "server_tool_use"
+    }) && any
 }
 
 #[derive(Deserialize)]
@@ -137,14 +177,26 @@ fn info(s: &Session, i: EntryIdx) -> Result<Info, Unreadable> {
 }
 
 impl<'s> ClaudeRows<'s> {
-    pub fn read(s: &'s Session, _need: RowNeed) -> Result<ClaudeRows<'s>, Unreadable> {
-        let mut infos = Vec::with_capacity(s.entries.len());
-        let mut calls = Vec::with_capacity(s.entries.len());
+    pub fn read(s: &'s Session<'s>, _need: RowNeed) -> Result<ClaudeRows<'s>, Unreadable> {
+        let n = s.entries.len();
+        let (mut only, mut calls) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for i in s.entries.indices() {
-            infos.push(info(s, i)?);
-            calls.push(if s.entries[i].role == Role::Assistant { calls_of(s.raw_line(i)) } else { Vec::new() });
+            let raw = s.raw_line(i);
+            // A line the rows could not parse when drawn is found now, as the index would
+            // find it (the read starts again without it), with the parser's own words.
+            if !matches!(validate(raw), Verdict::Whole { .. }) {
+                line(s, i)?;
+            }
+            let reply = s.entries[i].role == Role::Assistant;
+            only.push(reply && only_calls(raw));
+            calls.push(if reply { calls_of(raw) } else { Vec::new() });
         }
-        Ok(ClaudeRows { infos, calls, cwd: s.header.cwd_str().unwrap_or_default().to_string() })
+        Ok(ClaudeRows { s, only_calls: only, calls, cwd: s.header.cwd_str().unwrap_or_default().to_string() })
+    }
+
+    /// What entry `i`'s row shows, from its line (`None`: it does not parse).
+    fn info(&self, i: EntryIdx) -> Option<Info> {
+        info(self.s, i).ok()
     }
 }
 
@@ -223,7 +275,7 @@ impl Rows for ClaudeRows<'_> {
     }
 
     fn hidden_unless_leaf(&self, i: EntryIdx) -> bool {
-        matches!(self.infos[i.get()], Info::Assistant { only_calls: true, .. })
+        self.only_calls[i.get()]
     }
 
     fn calls(&self, i: EntryIdx) -> &[ToolCall<'_>] {
@@ -232,7 +284,8 @@ impl Rows for ClaudeRows<'_> {
 
     fn text(&self, i: EntryIdx, calls: &CallMap, paths: &Paths) -> Text {
         let paths = &Paths { home: paths.home, cwd: if self.cwd.is_empty() { paths.cwd } else { &self.cwd } };
-        match &self.infos[i.get()] {
+        let Some(info) = self.info(i) else { return Text::whole("(unreadable line)".into(), Tone::Error) };
+        match &info {
             Info::User { text, summary: true } => {
                 Text::new("[compaction summary]: ", Tone::Summary, one_line(text), Tone::Plain)
             }
@@ -263,11 +316,11 @@ impl Rows for ClaudeRows<'_> {
     }
 
     fn searchable(&self, i: EntryIdx, label: Option<&str>) -> String {
-        let mut s = match &self.infos[i.get()] {
-            Info::User { text, .. } | Info::Assistant { text, .. } => text.clone(),
-            Info::Result { text, .. } => text.clone(),
-            Info::Compaction { .. } => "compaction".to_string(),
-            Info::Custom { label, text } => format!("{label} {text}"),
+        let mut s = match self.info(i) {
+            Some(Info::User { text, .. } | Info::Assistant { text, .. } | Info::Result { text, .. }) => text,
+            Some(Info::Compaction { .. }) => "compaction".to_string(),
+            Some(Info::Custom { label, text }) => format!("{label} {text}"),
+            None => String::new(),
         };
         for c in &self.calls[i.get()] {
             s.push(' ');
