@@ -142,8 +142,64 @@ pub fn custom_label(v: &Value) -> String {
     }
 }
 
+/// The fields a row reads of a line, and nothing else: a tool result's line carries its
+/// output twice (`toolUseResult`), and the rest of a line is never shown in the tree.
+#[derive(Deserialize)]
+struct RowFields {
+    #[serde(rename = "type")]
+    ty: Option<Value>,
+    message: Option<ContentField>,
+    #[serde(rename = "isCompactSummary")]
+    is_compact_summary: Option<Value>,
+    #[serde(rename = "compactMetadata")]
+    compact_metadata: Option<PreTokensField>,
+    attachment: Option<TypeField>,
+    subtype: Option<Value>,
+    data: Option<TypeField>,
+    content: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ContentField {
+    content: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct PreTokensField {
+    #[serde(rename = "preTokens")]
+    pre_tokens: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct TypeField {
+    #[serde(rename = "type")]
+    ty: Option<Value>,
+}
+
+/// Entry `i`'s line with only the fields a row reads. A line those fields do not fit (a
+/// field of another shape, a repeated key) is parsed whole, so the row is what the whole
+/// line gives (`null` and absent fields read the same in `info`).
+fn row_value(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
+    let Ok(f) = serde_json::from_slice::<RowFields>(s.raw_line(i)) else { return line(s, i) };
+    let mut v = serde_json::Map::new();
+    let mut put = |k: &str, x: Option<Value>| {
+        if let Some(x) = x {
+            v.insert(k.to_string(), x);
+        }
+    };
+    put("type", f.ty);
+    put("message", f.message.map(|m| serde_json::json!({ "content": m.content })));
+    put("isCompactSummary", f.is_compact_summary);
+    put("compactMetadata", f.compact_metadata.map(|m| serde_json::json!({ "preTokens": m.pre_tokens })));
+    put("attachment", f.attachment.map(|a| serde_json::json!({ "type": a.ty })));
+    put("subtype", f.subtype);
+    put("data", f.data.map(|d| serde_json::json!({ "type": d.ty })));
+    put("content", f.content);
+    Ok(Value::Object(v))
+}
+
 fn info(s: &Session, i: EntryIdx) -> Result<Info, Unreadable> {
-    let v = line(s, i)?;
+    let v = row_value(s, i)?;
     let e = &s.entries[i];
     let content = v.get("message").and_then(|m| m.get("content"));
     Ok(match (e.kind, e.role) {
