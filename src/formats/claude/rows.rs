@@ -18,6 +18,7 @@ use crate::session::validate::{validate, Verdict};
 use crate::session::{js, Session};
 
 /// What a row needs of its line.
+#[derive(Debug)]
 enum Info {
     User { text: String, summary: bool },
     Assistant { text: String, thinking: bool, only_calls: bool },
@@ -199,10 +200,13 @@ fn row_value(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
 }
 
 fn info(s: &Session, i: EntryIdx) -> Result<Info, Unreadable> {
-    let v = row_value(s, i)?;
-    let e = &s.entries[i];
+    Ok(info_of(&s.entries[i], &row_value(s, i)?))
+}
+
+/// What entry `e`'s row shows, from its line `v` (whole, or the fields `row_value` keeps).
+fn info_of(e: &crate::session::entry::EntryMeta, v: &Value) -> Info {
     let content = v.get("message").and_then(|m| m.get("content"));
-    Ok(match (e.kind, e.role) {
+    match (e.kind, e.role) {
         (EntryType::Message, Role::User) => Info::User {
             text: text_of(content),
             summary: v.get("isCompactSummary").and_then(Value::as_bool) == Some(true),
@@ -228,8 +232,8 @@ fn info(s: &Session, i: EntryIdx) -> Result<Info, Unreadable> {
         (EntryType::Compaction, _) => Info::Compaction {
             tokens: v.get("compactMetadata").and_then(|m| m.get("preTokens")).and_then(Value::as_f64),
         },
-        _ => Info::Custom { label: custom_label(&v), text: text_of(v.get("content")) },
-    })
+        _ => Info::Custom { label: custom_label(v), text: text_of(v.get("content")) },
+    }
 }
 
 impl<'s> ClaudeRows<'s> {
@@ -391,5 +395,63 @@ impl Rows for ClaudeRows<'_> {
             s.push_str(l);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row made from the fields `row_value` keeps is the row made from the whole line, on
+    /// every line of the corpus and on lines that need the fallback (a repeated key, fields
+    /// of other shapes, nulls).
+    #[test]
+    fn rows_from_their_fields_are_rows_from_the_whole_line() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/claude-code-2.1.332");
+        let mut lines: Vec<String> = Vec::new();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                lines.extend(std::fs::read_to_string(&path).unwrap().lines().map(str::to_string));
+            }
+        }
+        assert!(lines.len() > 200, "{}", lines.len());
+        lines.extend(
+            [
+                r#"{"type":"user","uuid":"u","message":{"content":"a"},"message":{"content":"b"}}"#,
+                r#"{"type":"user","uuid":"u","message":"text","isCompactSummary":true}"#,
+                r#"{"type":"attachment","uuid":"u","attachment":[1],"content":null}"#,
+                r#"{"type":"progress","uuid":"u","data":{"type":7},"message":null}"#,
+                r#"{"type":"system","uuid":"u","subtype":"compact_boundary","compactMetadata":{"preTokens":"9"}}"#,
+                r#"{"type":"assistant","uuid":"u","message":{"content":[{"type":"tool_use"},"x",{"type":3}]}}"#,
+            ]
+            .map(String::from),
+        );
+        let kinds = [
+            (EntryType::Message, Role::User),
+            (EntryType::Message, Role::ToolResult),
+            (EntryType::Message, Role::Assistant),
+            (EntryType::Compaction, Role::None),
+            (EntryType::Custom, Role::None),
+        ];
+        for (k, l) in lines.iter().enumerate() {
+            let source = crate::session::Source::from_bytes("t.jsonl", format!("{l}\n").into_bytes());
+            let whole: Value = match serde_json::from_str(l) {
+                Ok(v) => v,
+                Err(_) => continue,
+            };
+            // `row_value` on this line, through a session of one line.
+            let session = match crate::formats::claude::load::load(&source, &Default::default()) {
+                Ok(s) if s.entries.len() == 1 => s,
+                _ => continue,
+            };
+            let i = EntryIdx::new(0);
+            let kept = row_value(&session, i).unwrap();
+            for (kind, role) in kinds {
+                let e = crate::session::entry::EntryMeta::new(0, l.len(), crate::session::LineNo(1), kind, role);
+                let (a, b) = (format!("{:?}", info_of(&e, &kept)), format!("{:?}", info_of(&e, &whole)));
+                assert_eq!(a, b, "line {k}: {l:.200}");
+            }
+        }
     }
 }
