@@ -118,6 +118,16 @@ struct RowLine<'a> {
     payload: Option<&'a RawValue>,
 }
 
+/// A line whose payload is read as an item in the same pass (`type` read as `RowLine`
+/// reads it, so that a line that one refuses the other refuses too).
+#[derive(Deserialize)]
+struct RowLineItem<'a> {
+    #[serde(rename = "type", borrow, default)]
+    _ty: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    payload: Option<RowItem<'a>>,
+}
+
 #[derive(Deserialize, Default)]
 struct RowItem<'a> {
     #[serde(borrow, default)]
@@ -169,6 +179,11 @@ impl RowItem<'_> {
 
 /// The item of a raw line: its payload (a `response_item`'s, an event's), or the line itself.
 fn row_item(raw: &[u8]) -> Option<RowItem<'_>> {
+    // One pass over the line when its payload is an item (nearly every line); anything else
+    // (no payload, `null`, another shape, a repeated key) is read as before, in two.
+    if let Ok(RowLineItem { payload: Some(item), .. }) = serde_json::from_slice::<RowLineItem>(raw) {
+        return Some(item);
+    }
     let line: RowLine = serde_json::from_slice(raw).ok()?;
     match line.payload {
         Some(p) => serde_json::from_str(p.get()).ok(),
