@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use super::format::Unreadable;
-use super::system::content_text;
+use super::system::{content_text, tool_call_names};
 use super::usage::Totals;
 use super::{js, EntryIdx, EntryType, Role, Session};
 
@@ -119,14 +119,7 @@ fn facts(s: &Session, i: EntryIdx, want: Want) -> Result<Facts, Unreadable> {
 /// The last reply's facts, from its parsed entry.
 fn reply_of(r: EntryIdx, v: &Value) -> Reply {
     let m = v.get("message").unwrap_or(&Value::Null);
-    let tool_calls = m
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-        .map(|b| js::to_js_string(b.get("name")))
-        .collect();
+    let tool_calls = tool_call_names(m.get("content"));
     Reply {
         entry: r,
         text: content_text(m.get("content")),

@@ -10,6 +10,17 @@ pub fn content_text(content: Option<&Value>) -> String {
     content_text_joined(content, "\n")
 }
 
+/// The names of the `toolCall` blocks of a message's content, as JavaScript prints them.
+pub fn tool_call_names(content: Option<&Value>) -> Vec<String> {
+    content
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        .map(|b| js::to_js_string(b.get("name")))
+        .collect()
+}
+
 /// pi-ai's `contentText(content, separator)`: a string as is, else the `text` blocks'
 /// texts joined by `separator`. Anything else (pi would throw on it) is empty.
 pub fn content_text_joined(content: Option<&Value>, separator: &str) -> String {

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::session::entry::{EntryIdx, EntryType};
 use crate::session::js;
-use crate::session::system::content_text;
+use crate::session::system::{content_text, tool_call_names};
 use crate::session::text::one_line;
 use crate::session::Session;
 
@@ -51,14 +51,7 @@ fn message_preview(msg: Option<&Value>) -> String {
             if !text.trim().is_empty() {
                 return format!("assistant: {text}");
             }
-            let calls: Vec<String> = m
-                .get("content")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                .map(|b| js::to_js_string(b.get("name")))
-                .collect();
+            let calls = tool_call_names(m.get("content"));
             if calls.is_empty() {
                 format!("assistant: ({})", js::to_js_string(m.get("stopReason")))
             } else {
