@@ -434,21 +434,19 @@ fn join_user(a: &mut Value, b: Value) {
 /// taken out again at the end.
 const PROBE: &str = "\u{0}pisces: the next prompt\u{0}";
 
-/// The `messages` Claude Code sends for the context of `entries` (steps 4 to 6).
-pub fn api_messages(s: &Session, entries: &[EntryIdx], resumed: bool) -> Result<Vec<Value>, Unreadable> {
-    let mut lines = Vec::with_capacity(entries.len());
+/// The `messages` Claude Code sends for the context of `entries` (steps 4 to 6), whose
+/// lines, parsed, are `lines` (one each).
+pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<Value>, Unreadable> {
     let mut defined: HashSet<String> = HashSet::default();
-    for &i in entries {
-        let v = line(s, i)?;
+    for v in lines {
         if v["attachment"]["type"] == "deferred_tools_record" {
             let names = v["attachment"]["entries"].as_array().into_iter().flatten();
             defined.extend(names.filter_map(|e| e.get("name").and_then(Value::as_str)).map(str::to_string));
         }
-        lines.push(v);
     }
     let mut list: Vec<Item> = Vec::new();
     let mut turn_effort = None;
-    for v in &lines {
+    for v in lines {
         if let Some(e) = v.get("effort").and_then(Value::as_str) {
             turn_effort = Some(e.to_string());
         }

@@ -251,17 +251,16 @@ fn entry_with(s: &Session, i: EntryIdx, names: Option<&Names>) -> Result<Value, 
 /// The pi messages of a context, each entry's range of them, and the model of its last reply.
 pub type Projected = (Vec<Value>, Vec<ProjectedEntry>, Option<Value>);
 
-/// The pi messages of the context made of `path`, each entry's range, and the model of
-/// the last reply.
-pub fn project(s: &Session, path: &[EntryIdx]) -> Result<Projected, Unreadable> {
+/// The pi messages of the context made of `path`, whose lines, parsed, are `lines` (one
+/// each), each entry's range, and the model of the last reply.
+pub fn project(s: &Session, path: &[EntryIdx], lines: &[Value]) -> Result<Projected, Unreadable> {
     let mut messages = Vec::new();
     let mut entries = Vec::new();
     let mut model = None;
     let mut names = Names::new();
-    for &i in path {
-        let v = line(s, i)?;
+    for (&i, v) in path.iter().zip(lines) {
         let start = messages.len();
-        let made = messages_of(s, i, &v, Some(&names));
+        let made = messages_of(s, i, v, Some(&names));
         for m in &made {
             for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
                 if b.get("type").and_then(Value::as_str) == Some("toolCall") {

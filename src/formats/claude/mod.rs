@@ -206,8 +206,10 @@ impl Claude {
     fn projection(&self, s: &Session, leaf: Option<EntryIdx>, resumed: bool) -> Result<Projection, Unreadable> {
         let Some(leaf) = leaf else { return Ok(Projection { anthropic: Some(Vec::new()), ..Default::default() }) };
         let path = context::entries_at(s, self, leaf);
-        let anthropic = context::api_messages(s, &path, resumed)?;
-        let (messages, entries, model) = entries::project(s, &path)?;
+        // Each line of the path parsed once, for both shapes of the context.
+        let lines: Vec<Value> = path.iter().map(|&i| context::line(s, i)).collect::<Result<_, _>>()?;
+        let anthropic = context::api_messages(s, &lines, resumed)?;
+        let (messages, entries, model) = entries::project(s, &path, &lines)?;
         Ok(Projection {
             leaf: Some(leaf),
             path,
