@@ -59,7 +59,8 @@ struct KindBlock<'a> {
 }
 
 /// Whether a reply's blocks are all tool calls (at least one), as `info` decides it from
-/// the parsed line: blocks that are not objects or have no string `type` do not count.
+/// the parsed line: blocks that are not objects or have no string `type` do not count. (A
+/// repeated key, which the parsed line resolves to its last value, makes this `false`.)
 fn only_calls(raw: &[u8]) -> bool {
     let Some(content) = serde_json::from_slice::<KindsLine>(raw).ok().and_then(|l| l.message?.content) else {
         return false;
