@@ -253,26 +253,9 @@ impl<'a> Session<'a> {
 
         // Children in order: file order, or a stable sort by time (pi's getTree;
         // unparseable times compare as "equal", see js::v8_sort_by_key).
-        let mut offsets = vec![0u32; n + 1];
-        for e in self.entries.iter() {
-            if let Some(p) = e.parent() {
-                offsets[p.get() + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut fill = offsets.clone();
-        let mut kids = vec![0u32; offsets[n] as usize];
-        for (i, e) in self.entries.enumerate() {
-            match e.parent() {
-                Some(p) => {
-                    kids[fill[p.get()] as usize] = i.get() as u32;
-                    fill[p.get()] += 1;
-                }
-                None => self.roots.push(i),
-            }
-        }
+        let parents: Vec<u32> = self.entries.iter().map(|e| e.parent().map_or(NO_KEY, |p| p.get() as u32)).collect();
+        self.roots.extend(self.entries.enumerate().filter(|(_, e)| e.parent().is_none()).map(|(i, _)| i));
+        let (offsets, mut kids) = lists(&parents, n);
         for p in 0..n {
             let slice = &mut kids[offsets[p] as usize..offsets[p + 1] as usize];
             if let (true, ChildOrder::Time(time)) = (slice.len() > 1, order) {
@@ -567,7 +550,31 @@ impl<'a> Session<'a> {
     }
 }
 
-fn hash_bytes(b: &[u8]) -> u64 {
+/// An item that is in no list, for [`lists`].
+pub(crate) const NO_KEY: u32 = u32::MAX;
+
+/// `start[k]..start[k + 1]` lists, from each item's key (`NO_KEY`: in no list), in item
+/// order: the compressed-row form of a map from keys below `n` to lists of items (children
+/// under their parent, a reply's lines, the tool results under an entry).
+pub(crate) fn lists(keys: &[u32], n: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; n + 2];
+    for &key in keys.iter().filter(|&&key| key != NO_KEY) {
+        start[key as usize + 2] += 1;
+    }
+    for k in 2..start.len() {
+        start[k] += start[k - 1];
+    }
+    let mut items = vec![0u32; start[n + 1] as usize];
+    for (item, &key) in keys.iter().enumerate().filter(|(_, &key)| key != NO_KEY) {
+        let slot = &mut start[key as usize + 1];
+        items[*slot as usize] = item as u32;
+        *slot += 1;
+    }
+    start.pop();
+    (start, items)
+}
+
+pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
     use std::hash::Hasher;
     let mut h = rustc_hash::FxHasher::default();
     h.write(b);

@@ -470,8 +470,8 @@ fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, ow
     let t = Texts::new(data, entries, owned);
     // Children (by the parents as written) of each line, in file order.
     let n = c.lines.len();
-    let written: Vec<u32> = c.parents.iter().map(|p| p.unwrap_or(u32::MAX)).collect();
-    let (at, child) = super::lists(&written, n);
+    let written: Vec<u32> = c.parents.iter().map(|p| p.unwrap_or(crate::session::index::NO_KEY)).collect();
+    let (at, child) = crate::session::index::lists(&written, n);
     let children = |p: usize| child[at[p] as usize..at[p + 1] as usize].iter().map(|&c| c as usize);
     let mut new_parent: Vec<(usize, usize)> = Vec::new();
     let mut results: Vec<usize> = Vec::new();

@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::session::check::{Finding, Level};
 use crate::session::entry::{EntryIdx, EntryMeta, LineNo, Owned, StrRef};
 use crate::session::format::{Dialect, Fit, Format, FormatInfo, Response, RowNeed, Unreadable, Unsupported};
+use crate::session::index::{hash_bytes, lists, NO_KEY};
 use crate::session::projection::{convert_to_llm, Projection};
 use crate::session::rows::Rows;
 use crate::session::usage::Totals;
@@ -151,9 +152,6 @@ impl<'s> Texts<'s> {
     }
 }
 
-/// No group, no parent (in the `u32` tables).
-const NONE: u32 = u32::MAX;
-
 /// One loaded Claude Code file.
 #[derive(Debug)]
 pub struct Claude {
@@ -163,7 +161,7 @@ pub struct Claude {
     by_uuid: HashTable<u32>,
     /// Each entry's parent by its `parentUuid` as written (the last entry with that uuid).
     pub parents: Vec<Option<u32>>,
-    /// Each entry's reply (its group of lines sharing a message.id), or `NONE`; a group's
+    /// Each entry's reply (its group of lines sharing a message.id), or `NO_KEY`; a group's
     /// lines, in file order, are `members[group_at[g]..group_at[g + 1]]`.
     group_of: Vec<u32>,
     group_at: Vec<u32>,
@@ -172,33 +170,6 @@ pub struct Claude {
     /// `results[results_at[k]..results_at[k + 1]]`.
     results_at: Vec<u32>,
     results: Vec<u32>,
-}
-
-fn hash_str(s: &str) -> u64 {
-    use std::hash::Hasher;
-    let mut h = rustc_hash::FxHasher::default();
-    h.write(s.as_bytes());
-    h.finish()
-}
-
-/// `start[k]..start[k + 1]` lists, from each item's key (`NONE`: in no list), in item
-/// order: the compressed-row form of a map from keys below `n` to lists of items.
-pub(super) fn lists(keys: &[u32], n: usize) -> (Vec<u32>, Vec<u32>) {
-    let mut start = vec![0u32; n + 2];
-    for &key in keys.iter().filter(|&&key| key != NONE) {
-        start[key as usize + 2] += 1;
-    }
-    for k in 2..start.len() {
-        start[k] += start[k - 1];
-    }
-    let mut items = vec![0u32; start[n + 1] as usize];
-    for (item, &key) in keys.iter().enumerate().filter(|(_, &key)| key != NONE) {
-        let slot = &mut start[key as usize + 1];
-        items[*slot as usize] = item as u32;
-        *slot += 1;
-    }
-    start.pop();
-    (start, items)
 }
 
 impl Claude {
@@ -226,10 +197,10 @@ impl Claude {
     pub fn new(t: Texts, lines: Vec<Line>) -> Claude {
         let n = lines.len();
         let mut by_uuid: HashTable<u32> = HashTable::with_capacity(n);
-        let rehash = |&k: &u32| t.uuid(k as usize).map_or(0, hash_str);
+        let rehash = |&k: &u32| t.uuid(k as usize).map_or(0, |s| hash_bytes(s.as_bytes()));
         for k in 0..n {
             let Some(uuid) = t.uuid(k) else { continue };
-            match by_uuid.entry(hash_str(uuid), |&j| t.uuid(j as usize) == Some(uuid), rehash) {
+            match by_uuid.entry(hash_bytes(uuid.as_bytes()), |&j| t.uuid(j as usize) == Some(uuid), rehash) {
                 Entry::Vacant(v) => {
                     v.insert(k as u32);
                 }
@@ -239,19 +210,21 @@ impl Claude {
         // Replies: the first line of each group stands for it in the table.
         let mut groups: HashTable<u32> = HashTable::new();
         let mut firsts: Vec<u32> = Vec::new();
-        let mut group_of = vec![NONE; n];
+        let mut group_of = vec![NO_KEY; n];
         for (k, l) in lines.iter().enumerate() {
-            let Some(id) = Texts::get(&t, k, &l.message_id) else { continue };
+            let Some(id) = t.get(k, &l.message_id) else { continue };
             let id_of = |firsts: &[u32], g: u32| {
                 let f = firsts[g as usize] as usize;
                 t.get(f, &lines[f].message_id)
             };
-            group_of[k] = match groups.find(hash_str(id), |&g| id_of(&firsts, g) == Some(id)) {
+            group_of[k] = match groups.find(hash_bytes(id.as_bytes()), |&g| id_of(&firsts, g) == Some(id)) {
                 Some(&g) => g,
                 None => {
                     let g = firsts.len() as u32;
                     firsts.push(k as u32);
-                    groups.insert_unique(hash_str(id), g, |&g| id_of(&firsts, g).map_or(0, hash_str));
+                    groups.insert_unique(hash_bytes(id.as_bytes()), g, |&g| {
+                        id_of(&firsts, g).map_or(0, |s| hash_bytes(s.as_bytes()))
+                    });
                     g
                 }
             };
@@ -271,7 +244,7 @@ impl Claude {
         let under: Vec<u32> = (0..n)
             .map(|k| match (c.lines[k].tool_result, c.parents[k]) {
                 (true, Some(p)) => p,
-                _ => NONE,
+                _ => NO_KEY,
             })
             .collect();
         (c.results_at, c.results) = lists(&under, n);
@@ -280,7 +253,7 @@ impl Claude {
 
     /// The last entry with `uuid`.
     pub fn find(&self, t: Texts, uuid: &str) -> Option<usize> {
-        self.by_uuid.find(hash_str(uuid), |&k| t.uuid(k as usize) == Some(uuid)).map(|&k| k as usize)
+        self.by_uuid.find(hash_bytes(uuid.as_bytes()), |&k| t.uuid(k as usize) == Some(uuid)).map(|&k| k as usize)
     }
 
     /// Entry `k`'s `parentUuid` as written.
@@ -292,14 +265,14 @@ impl Claude {
     /// not a reply's line.
     pub fn reply(&self, k: usize) -> &[u32] {
         match self.group_of[k] {
-            NONE => &[],
+            NO_KEY => &[],
             g => &self.members[self.group_at[g as usize] as usize..self.group_at[g as usize + 1] as usize],
         }
     }
 
     /// Which reply entry `k` is a line of (the same number for the lines of one reply).
     pub fn reply_of(&self, k: usize) -> Option<u32> {
-        Some(self.group_of[k]).filter(|&g| g != NONE)
+        Some(self.group_of[k]).filter(|&g| g != NO_KEY)
     }
 
     /// The user entries with tool results whose `parentUuid` is entry `k`, in file order.
