@@ -353,28 +353,29 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
         // Validated once, when it is needed.
         let mut verdict = None;
         let mut whole = || *verdict.get_or_insert_with(|| matches!(validate(raw), Verdict::Whole { .. }));
-        let head = if exclude.contains(&no) || (how == Validate::All && !whole()) {
+        // (One `Head` filled in place: it is a few hundred bytes, and moving it through
+        // `Option`s was a copy of them per line.)
+        let mut head = Head::default();
+        let read = if exclude.contains(&no) || (how == Validate::All && !whole()) {
             None
         } else {
             // The fast walk, else serde on the whole line.
-            super::scan::head(raw, &mut blocks).or_else(|| {
-                let mut h = serde_json::from_slice::<Head>(raw).ok()?;
-                let m = h.message.and_then(|m| serde_json::from_str::<MessageHead>(m.get()).ok()).unwrap_or_default();
-                let (some, all) = (some_tool_result(m.content), only_tool_results(m.content));
-                h.message_id = m.id;
-                Some((h, some, all))
+            let header = part.session_id.is_none() || part.cwd.is_none() || part.version.is_none();
+            super::scan::head(raw, &mut blocks, header, &mut head).or_else(|| {
+                head = serde_json::from_slice::<Head>(raw).ok()?;
+                let m =
+                    head.message.and_then(|m| serde_json::from_str::<MessageHead>(m.get()).ok()).unwrap_or_default();
+                head.message_id = m.id;
+                Some((some_tool_result(m.content), only_tool_results(m.content)))
             })
         };
         // What is read from lines beyond the tree must come from lines that are JSON.
-        let used = |h: &Head| {
-            end == data.len()
-                || matches!(h.ty.as_deref(), Some("last-prompt" | "summary" | "custom-title"))
-                || (h.session_id.as_deref().is_some_and(|s| !s.is_empty()) && part.session_id.is_none())
-                || (h.cwd.0.is_some() && part.cwd.is_none())
-                || (h.version.0.is_some() && part.version.is_none())
-        };
-        let head = head.filter(|(h, _, _)| !used(h) || whole());
-        let Some((head, some_results, only_results)) = head else {
+        let used = end == data.len()
+            || matches!(head.ty.as_deref(), Some("last-prompt" | "summary" | "custom-title"))
+            || (head.session_id.as_deref().is_some_and(|s| !s.is_empty()) && part.session_id.is_none())
+            || (head.cwd.0.is_some() && part.cwd.is_none())
+            || (head.version.0.is_some() && part.version.is_none());
+        let Some((some_results, only_results)) = read.filter(|_| !used || whole()) else {
             let skip = if whole() && text.first() != Some(&b'{') {
                 Skip::NotObject
             } else if end == data.len() && data.last() != Some(&b'\n') {
@@ -385,22 +386,29 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             part.skipped.push((no, skip));
             continue;
         };
-        let ty = head.ty.as_deref().unwrap_or_default();
-        let Head { uuid, parent_uuid, logical_parent_uuid, session_id, cwd, version, .. } = head;
+        let ty = head.ty.0.take();
+        let ty = ty.as_deref().unwrap_or_default();
         // (The header's id is the first one that is not empty.)
-        part.session_id = part.session_id.take().or(session_id.0.filter(|s| !s.is_empty()));
-        part.cwd = part.cwd.take().or(cwd.0);
-        part.version = part.version.take().or(version.0);
+        if part.session_id.is_none() {
+            part.session_id = head.session_id.0.take().filter(|s| !s.is_empty());
+        }
+        if part.cwd.is_none() {
+            part.cwd = head.cwd.0.take();
+        }
+        if part.version.is_none() {
+            part.version = head.version.0.take();
+        }
         match ty {
             "last-prompt" => {
-                if let Some(l) = head.leaf_uuid.0 {
+                if let Some(l) = head.leaf_uuid.0.take() {
                     part.last_prompt_leaf = Some(l);
                 }
             }
-            "summary" => part.title = head.summary.0.or(part.title.take()),
-            "custom-title" => part.title = head.custom_title.0.or(part.title.take()),
+            "summary" => part.title = head.summary.0.take().or(part.title.take()),
+            "custom-title" => part.title = head.custom_title.0.take().or(part.title.take()),
             _ => {}
         }
+        let Head { uuid, parent_uuid, logical_parent_uuid, .. } = &head;
         let Some(uuid) = uuid.as_deref() else { continue };
         let (kind, role) = match ty {
             "user" if only_results => (EntryType::Message, Role::ToolResult),

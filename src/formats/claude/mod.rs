@@ -208,7 +208,8 @@ impl Claude {
             }
         }
         // Replies: the first line of each group stands for it in the table.
-        let mut groups: HashTable<u32> = HashTable::new();
+        let replies = lines.iter().filter(|l| !l.message_id.is_none()).count();
+        let mut groups: HashTable<u32> = HashTable::with_capacity(replies);
         let mut firsts: Vec<u32> = Vec::new();
         let mut group_of = vec![NO_KEY; n];
         for (k, l) in lines.iter().enumerate() {

@@ -13,6 +13,8 @@
 
 use std::borrow::Cow;
 
+use serde_json::Value;
+
 use crate::session::walk::{skip_ws, Blocks, Structure};
 
 use super::load::{Head, MessageHead, Str};
@@ -75,6 +77,12 @@ fn members_at<'a>(
 /// decoded by serde.
 fn string(v: &[u8]) -> Option<Str<'_>> {
     match v {
+        // (One inlined pass over the bytes: ids are short, and a call to search for a
+        // backslash and another to check UTF-8 cost more than the string.)
+        [b'"', inner @ .., b'"'] if inner.iter().all(|&c| c != b'\\' && c.is_ascii()) => {
+            // SAFETY: ASCII bytes are UTF-8.
+            Some(Str(Some(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(inner) }))))
+        }
         [b'"', inner @ .., b'"'] if memchr::memchr(b'\\', inner).is_none() => {
             std::str::from_utf8(inner).ok().map(|s| Str(Some(Cow::Borrowed(s))))
         }
@@ -113,13 +121,13 @@ fn tool_results(st: &Structure, v: &[u8], i: usize) -> Option<(usize, bool, bool
     }
 }
 
-/// The fields of a line, and for a message whether its content has tool results (some,
+/// Reads the fields of a line into `h`; for a message, whether its content has tool results (some,
 /// all). `None`: not the shape the walker knows; parse the line whole. `blocks` is a
-/// buffer reused from line to line.
-pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks) -> Option<(Head<'a>, bool, bool)> {
+/// buffer reused from line to line. `header`: whether to read `sessionId`, `cwd` and
+/// `version` (the loader takes the first of each, and every line repeats them).
+pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<'a>) -> Option<(bool, bool)> {
     let st = blocks.read(line);
     let st = &st;
-    let mut h = Head::default();
     let (mut some, mut all) = (false, false);
     // `message.model` and `message.usage` where each is once in the only `message`.
     let mut messages = 0;
@@ -159,14 +167,20 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks) -> Option<(Head<'a>, bool, 
             b"uuid" => h.uuid = string(v)?,
             b"parentUuid" => h.parent_uuid = string(v)?,
             b"logicalParentUuid" => h.logical_parent_uuid = string(v)?,
-            b"sessionId" => h.session_id = string(v)?,
-            b"cwd" => h.cwd = string(v)?,
-            b"version" => h.version = string(v)?,
+            b"sessionId" if header => h.session_id = string(v)?,
+            b"cwd" if header => h.cwd = string(v)?,
+            b"version" if header => h.version = string(v)?,
             b"subtype" => h.subtype = string(v)?,
             b"leafUuid" => h.leaf_uuid = string(v)?,
             b"summary" => h.summary = string(v)?,
             b"customTitle" => h.custom_title = string(v)?,
-            b"isSidechain" => h.is_sidechain = serde_json::from_slice(v).ok(),
+            b"isSidechain" => {
+                h.is_sidechain = match v {
+                    b"false" => Some(Value::Bool(false)),
+                    b"true" => Some(Value::Bool(true)),
+                    _ => serde_json::from_slice(v).ok(),
+                }
+            }
             _ => {}
         }
         Some(end)
@@ -175,7 +189,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks) -> Option<(Head<'a>, bool, 
     if messages == 1 && models <= 1 && usages <= 1 && u32::try_from(line.len()).is_ok() {
         h.reply = Some(spans);
     }
-    Some((h, some, all))
+    Some((some, all))
 }
 
 #[cfg(test)]
@@ -197,17 +211,29 @@ mod tests {
         ];
         let mut blocks = Blocks::default();
         for line in corpus.lines().chain(tricky) {
-            let (fast, _, _) = head(line.as_bytes(), &mut blocks).unwrap_or_else(|| panic!("not walked: {line}"));
+            let mut fast = Head::default();
+            head(line.as_bytes(), &mut blocks, true, &mut fast).unwrap_or_else(|| panic!("not walked: {line}"));
             let slow: Head = serde_json::from_str(line).unwrap();
             let msg: MessageHead = slow.message.and_then(|m| serde_json::from_str(m.get()).ok()).unwrap_or_default();
             assert_eq!(fast.uuid.as_deref(), slow.uuid.as_deref(), "{line}");
             assert_eq!(fast.parent_uuid.as_deref(), slow.parent_uuid.as_deref());
             assert_eq!(fast.ty.as_deref(), slow.ty.as_deref());
             assert_eq!(fast.session_id.as_deref(), slow.session_id.as_deref());
+            assert_eq!(fast.cwd.as_deref(), slow.cwd.as_deref());
+            assert_eq!(fast.version.as_deref(), slow.version.as_deref());
+            assert_eq!(fast.is_sidechain, slow.is_sidechain);
             assert_eq!(fast.message_id.as_deref(), msg.id.as_deref());
+            // Without the header's fields: the same but for those.
+            let mut lean = Head::default();
+            head(line.as_bytes(), &mut blocks, false, &mut lean).unwrap();
+            assert_eq!((lean.session_id.0, lean.cwd.0, lean.version.0), (None, None, None));
+            assert_eq!(lean.uuid.as_deref(), fast.uuid.as_deref());
         }
-        let (_, some, all) = head(tricky[2].as_bytes(), &mut blocks).unwrap();
+        let mut h = Head::default();
+        let (some, all) = head(tricky[2].as_bytes(), &mut blocks, true, &mut h).unwrap();
         assert!(some && all);
-        assert_eq!(head(tricky[0].as_bytes(), &mut blocks).unwrap().0.uuid.as_deref(), Some("outer"));
+        let mut h = Head::default();
+        head(tricky[0].as_bytes(), &mut blocks, true, &mut h).unwrap();
+        assert_eq!(h.uuid.as_deref(), Some("outer"));
     }
 }

@@ -101,12 +101,41 @@ struct UsageValue(Option<Counts>);
 impl<'de> serde::Deserialize<'de> for UsageValue {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
-        use std::borrow::Cow;
         /// A number as `Value::as_f64` gives it; `None` for any other value.
         struct Num(Option<f64>);
         impl<'de> serde::Deserialize<'de> for Num {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 Ok(Num(Value::deserialize(d)?.as_f64()))
+            }
+        }
+        /// Which count a key names (read from the key's bytes, never copied: serde's own
+        /// `Cow<str>` always copies).
+        enum Key {
+            Input,
+            Output,
+            CacheRead,
+            CacheWrite,
+            Other,
+        }
+        impl<'de> serde::Deserialize<'de> for Key {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct K;
+                impl Visitor<'_> for K {
+                    type Value = Key;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a key")
+                    }
+                    fn visit_str<E>(self, k: &str) -> Result<Key, E> {
+                        Ok(match k {
+                            "input_tokens" => Key::Input,
+                            "output_tokens" => Key::Output,
+                            "cache_read_input_tokens" => Key::CacheRead,
+                            "cache_creation_input_tokens" => Key::CacheWrite,
+                            _ => Key::Other,
+                        })
+                    }
+                }
+                d.deserialize_str(K)
             }
         }
         struct V;
@@ -139,13 +168,13 @@ impl<'de> serde::Deserialize<'de> for UsageValue {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<UsageValue, A::Error> {
                 let mut c = Counts::default();
-                while let Some(key) = m.next_key::<Cow<'de, str>>()? {
-                    let slot = match key.as_ref() {
-                        "input_tokens" => &mut c.input,
-                        "output_tokens" => &mut c.output,
-                        "cache_read_input_tokens" => &mut c.cache_read,
-                        "cache_creation_input_tokens" => &mut c.cache_write,
-                        _ => {
+                while let Some(key) = m.next_key::<Key>()? {
+                    let slot = match key {
+                        Key::Input => &mut c.input,
+                        Key::Output => &mut c.output,
+                        Key::CacheRead => &mut c.cache_read,
+                        Key::CacheWrite => &mut c.cache_write,
+                        Key::Other => {
                             m.next_value::<IgnoredAny>()?;
                             continue;
                         }
