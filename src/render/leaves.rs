@@ -10,7 +10,7 @@ use super::table::{self, dollars, short_id, thousands, Column};
 use super::Ui;
 use crate::session::leaves::{Leaf, Model, Reply};
 use crate::session::usage::Totals;
-use crate::session::{js, EntryIdx, LineNo, Session};
+use crate::session::{js, text, EntryIdx, LineNo, Session};
 
 /// `2026-11-29 19:18` (UTC), or `?`.
 fn minute(ms: Option<f64>) -> String {
@@ -79,7 +79,7 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, s: &Session, leaves: &[Leaf]) -> s
                 l.prompt.as_ref().map_or(String::new(), |(_, p)| p.to_string()),
                 l.reply.as_deref().map_or(String::new(), reply_text),
                 l.model.as_deref().map_or(String::new(), model_text),
-                minute(s.time(l.entry)),
+                minute(l.time),
                 thousands(l.totals.tokens()),
                 dollars(l.totals.cost),
             ]
@@ -100,9 +100,7 @@ fn short(s: &Session, i: EntryIdx, sorted_ids: &[&str]) -> String {
 
 /// Every id of the session, sorted (for short ids).
 fn sorted_ids<'s>(s: &'s Session) -> Vec<&'s str> {
-    let mut ids: Vec<&str> = s.ids().map(|(id, _)| id).collect();
-    ids.sort_unstable();
-    ids
+    text::sorted_ids(s.ids().map(|(id, _)| id))
 }
 
 /// `leaves --format json`.
@@ -204,7 +202,7 @@ fn leaf_json<'s>(s: &Session, l: &'s Leaf, ids: &[&str]) -> LeafJson<'s> {
         is_default: s.default_leaf() == Some(l.entry),
         depth: l.depth,
         timestamp: l.timestamp.clone(),
-        time: s.time(l.entry).map(js::number),
+        time: l.time.map(js::number),
         label: l.label.as_ref().map(|(at, text, above)| LabelJson {
             text,
             entry_id: s.id_value(*at),

@@ -9,6 +9,7 @@ use super::leaves::UsageJson;
 use super::table::{self, dollars, short_id, thousands, Column};
 use super::{safe, sanitize, Ui};
 use crate::session::js;
+use crate::session::text::sorted_ids;
 use crate::store::list::Listing;
 use crate::store::summary::Summary;
 
@@ -27,8 +28,7 @@ fn iso(ms: Option<f64>) -> Option<String> {
 
 /// Each row's id, cut to the shortest prefix no other listed id shares (at least 8).
 fn short_ids(rows: &[Summary]) -> Vec<String> {
-    let mut ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).filter(|i| !i.is_empty()).collect();
-    ids.sort_unstable();
+    let mut ids = sorted_ids(rows.iter().map(|r| r.id.as_str()).filter(|i| !i.is_empty()));
     ids.dedup();
     rows.iter().map(|r| short_id(&r.id, &ids, 8)).collect()
 }

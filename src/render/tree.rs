@@ -16,6 +16,7 @@ use unicode_width::UnicodeWidthChar;
 
 use super::{sanitize, Paint, Ui};
 use crate::session::rows::{Text, Tone};
+use crate::session::text::sorted_ids;
 use crate::session::view::{TreeView, NO_GUTTER};
 use crate::session::{EntryIdx, LineNo, Session};
 
@@ -401,7 +402,7 @@ fn pad(s: &mut String, n: usize) {
     s.extend(std::iter::repeat_n(' ', n));
 }
 
-fn columns_width(opts: &TextOptions, ids: Option<&IdColumn>) -> usize {
+fn columns_width(opts: &TextOptions, ids: Option<&IdColumn<'_>>) -> usize {
     let mut w = 0;
     if let Some(ids) = ids {
         w += ids.width + 2;
@@ -620,18 +621,17 @@ fn format_time(ms: f64) -> String {
 
 /// Shortest unique id prefixes (at least 4 characters), as `pisces path`/`diff`/`fork`
 /// resolve them: a prefix that is also a label (labels are tried first) is lengthened.
-struct IdColumn {
-    sorted: Vec<String>,
+struct IdColumn<'s> {
+    sorted: Vec<&'s str>,
     labels: rustc_hash::FxHashSet<String>,
     width: usize,
 }
 
-impl IdColumn {
+impl<'s> IdColumn<'s> {
     const MIN: usize = 4;
 
-    fn new(session: &Session, view: &TreeView) -> IdColumn {
-        let mut sorted: Vec<String> = session.ids().map(|(id, _)| id.to_string()).collect();
-        sorted.sort_unstable();
+    fn new(session: &'s Session, view: &TreeView) -> IdColumn<'s> {
+        let sorted = sorted_ids(session.ids().map(|(id, _)| id));
         let labels = session.labels().map(|(_, l)| l.text.clone()).collect();
         let mut col = IdColumn { sorted, labels, width: 0 };
         col.width = view.rows.iter().map(|r| str_width(&col.of(session, r.entry))).max().unwrap_or(0);
@@ -642,9 +642,9 @@ impl IdColumn {
         let Some(id) = session.id_str(entry) else {
             return session.display_id(entry).into_owned();
         };
-        let pos = self.sorted.binary_search_by(|s| s.as_str().cmp(id)).unwrap_or_else(|p| p);
+        let pos = self.sorted.binary_search(&id).unwrap_or_else(|p| p);
         let lcp =
-            |other: Option<&String>| other.map_or(0, |o| o.chars().zip(id.chars()).take_while(|(a, b)| a == b).count());
+            |other: Option<&&str>| other.map_or(0, |o| o.chars().zip(id.chars()).take_while(|(a, b)| a == b).count());
         let before = if pos > 0 { lcp(self.sorted.get(pos - 1)) } else { 0 };
         let after = lcp(self.sorted.get(pos + 1));
         let chars = id.chars().count();

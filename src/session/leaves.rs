@@ -23,6 +23,8 @@ pub struct Leaf {
     pub model: Option<Rc<Model>>,
     /// The leaf entry's own `timestamp`, as written.
     pub timestamp: Option<Value>,
+    /// When the leaf was written, as the format tells it (`Session::time`), in milliseconds.
+    pub time: Option<f64>,
     pub totals: Totals,
 }
 
@@ -253,14 +255,14 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
             reply: a.assistant.map(|r| replies[&r].clone()),
             model: a.model.map(|m| models[&m].clone()),
             timestamp: stamps.remove(&leaf),
+            time: s.time(leaf),
             totals: a.totals,
         });
     }
     // Oldest first; a leaf without a valid timestamp goes last. The sort is stable, so
     // equal times keep file order.
-    let times: Vec<Option<f64>> = rows.iter().map(|r| s.time(r.entry)).collect();
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| match (times[a], times[b]) {
+    order.sort_by(|&a, &b| match (rows[a].time, rows[b].time) {
         (Some(x), Some(y)) => x.total_cmp(&y),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::session::format::Unreadable;
 use crate::session::system::content_text;
-use crate::session::text::short_id;
+use crate::session::text::{short_id, sorted_ids};
 use crate::session::{EntryIdx, LineNo, Session};
 
 /// What a piece of an entry's text is.
@@ -224,11 +224,7 @@ pub fn search(
                 continue;
             }
             for (line, matches) in matching_lines(&q.decoded, &text) {
-                let sorted = sorted.get_or_insert_with(|| {
-                    let mut ids: Vec<&str> = s.ids().map(|(id, _)| id).collect();
-                    ids.sort_unstable();
-                    ids
-                });
+                let sorted = sorted.get_or_insert_with(|| sorted_ids(s.ids().map(|(id, _)| id)));
                 let (file, line_no) = s.place(i);
                 let own_id = s.id_str(i).filter(|_| !s.synthetic_ids && !s.entries[i].shadowed);
                 hits.push(Hit {
