@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::context::line;
-use super::usage;
+use super::{usage, Claude};
 use crate::session::entry::{EntryIdx, EntryType, Role};
 use crate::session::format::Unreadable;
 use crate::session::projection::ProjectedEntry;
@@ -96,23 +96,25 @@ fn stop_reason(r: Option<&Value>) -> Value {
     }
 }
 
-/// The name of the call `id`, from the reply that made it.
-fn tool_name(s: &Session, id: &str) -> Value {
-    let needle = format!("\"{id}\"");
+/// Every call's name by its id, from the replies that made them (the first in the file wins), read
+/// once per session when a result's call is not on the path being read: a lookup in the
+/// file for each such result made a context of many of them read the file as many times.
+pub fn call_names(s: &Session) -> std::collections::HashMap<String, Value> {
+    let mut names = std::collections::HashMap::new();
     for i in s.entries.indices() {
-        let e = &s.entries[i];
-        if e.role != Role::Assistant || memchr::memmem::find(s.raw_line(i), needle.as_bytes()).is_none() {
+        let raw = s.raw_line(i);
+        if s.entries[i].role != Role::Assistant || memchr::memmem::find(raw, b"\"id\"").is_none() {
             continue;
         }
         let Ok(v) = line(s, i) else { continue };
         let blocks = v.get("message").and_then(|m| m.get("content")).and_then(Value::as_array);
         for b in blocks.into_iter().flatten() {
-            if b.get("id").and_then(Value::as_str) == Some(id) {
-                return b.get("name").cloned().unwrap_or_default();
+            if let Some(id) = b.get("id").and_then(Value::as_str) {
+                names.entry(id.to_string()).or_insert_with(|| b.get("name").cloned().unwrap_or_default());
             }
         }
     }
-    Value::Null
+    names
 }
 
 /// The pi messages a user line makes: one `toolResult` per tool result, then a `user`
@@ -121,7 +123,7 @@ fn tool_name(s: &Session, id: &str) -> Value {
 /// results; a lone entry looks its call up in the file).
 type Names = std::collections::HashMap<String, Value>;
 
-fn user_messages(s: &Session, v: &Value, names: Option<&Names>) -> Vec<Value> {
+fn user_messages(s: &Session, c: &Claude, v: &Value, names: Option<&Names>) -> Vec<Value> {
     let ts = ms(v);
     let content = v.get("message").and_then(|m| m.get("content"));
     let mut out = Vec::new();
@@ -134,7 +136,7 @@ fn user_messages(s: &Session, v: &Value, names: Option<&Names>) -> Vec<Value> {
                     out.push(json!({
                         "role": "toolResult",
                         "toolCallId": id,
-                        "toolName": names.and_then(|n| n.get(id).cloned()).unwrap_or_else(|| tool_name(s, id)),
+                        "toolName": names.and_then(|n| n.get(id).cloned()).unwrap_or_else(|| c.call_name(s, id)),
                         "content": result_content(b.get("content")),
                         "isError": b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
                         "timestamp": ts,
@@ -175,7 +177,7 @@ fn assistant_message(v: &Value) -> Value {
 }
 
 /// The pi messages of one line (an attachment: its texts, as `custom` messages).
-fn messages_of(s: &Session, i: EntryIdx, v: &Value, names: Option<&Names>) -> Vec<Value> {
+fn messages_of(s: &Session, c: &Claude, i: EntryIdx, v: &Value, names: Option<&Names>) -> Vec<Value> {
     let e = &s.entries[i];
     match (e.kind, e.role) {
         (EntryType::Message, Role::Assistant) => {
@@ -185,7 +187,7 @@ fn messages_of(s: &Session, i: EntryIdx, v: &Value, names: Option<&Names>) -> Ve
                 vec![assistant_message(v)]
             }
         }
-        (EntryType::Message, _) => user_messages(s, v, names),
+        (EntryType::Message, _) => user_messages(s, c, v, names),
         _ if v.get("type").and_then(Value::as_str) == Some("attachment") => {
             let kind = v.get("attachment").and_then(|a| a.get("type")).and_then(Value::as_str).unwrap_or("attachment");
             let rendered = v.get("rendered").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
@@ -203,13 +205,13 @@ fn messages_of(s: &Session, i: EntryIdx, v: &Value, names: Option<&Names>) -> Ve
 }
 
 /// Entry `i` in the common shape.
-pub fn entry(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
-    entry_with(s, i, None)
+pub fn entry(s: &Session, c: &Claude, i: EntryIdx) -> Result<Value, Unreadable> {
+    entry_with(s, c, i, None)
 }
 
 /// Entry `i`, a tool result's `toolName` taken from `names` when it is there (a reader
 /// going down a path knows its calls; a lone entry looks its call up in the file).
-fn entry_with(s: &Session, i: EntryIdx, names: Option<&Names>) -> Result<Value, Unreadable> {
+fn entry_with(s: &Session, c: &Claude, i: EntryIdx, names: Option<&Names>) -> Result<Value, Unreadable> {
     let v = line(s, i)?;
     let e = &s.entries[i];
     let parent = s.parent(i).map(|p| s.id_value(p)).unwrap_or(Value::Null);
@@ -227,7 +229,7 @@ fn entry_with(s: &Session, i: EntryIdx, names: Option<&Names>) -> Result<Value, 
         "message" => {
             // A line is one message, but for a user line with several tool results
             // (older files), whose first result stands for it.
-            let m = messages_of(s, i, &v, names)
+            let m = messages_of(s, c, i, &v, names)
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| json!({"role": "user", "content": [], "timestamp": ms(&v)}));
@@ -253,14 +255,14 @@ pub type Projected = (Vec<Value>, Vec<ProjectedEntry>, Option<Value>);
 
 /// The pi messages of the context made of `path`, whose lines, parsed, are `lines` (one
 /// each), each entry's range, and the model of the last reply.
-pub fn project(s: &Session, path: &[EntryIdx], lines: &[Value]) -> Result<Projected, Unreadable> {
+pub fn project(s: &Session, c: &Claude, path: &[EntryIdx], lines: &[Value]) -> Result<Projected, Unreadable> {
     let mut messages = Vec::new();
     let mut entries = Vec::new();
     let mut model = None;
     let mut names = Names::new();
     for (&i, v) in path.iter().zip(lines) {
         let start = messages.len();
-        let made = messages_of(s, i, v, Some(&names));
+        let made = messages_of(s, c, i, v, Some(&names));
         for m in &made {
             for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
                 if b.get("type").and_then(Value::as_str) == Some("toolCall") {
@@ -379,7 +381,7 @@ pub fn pi_tool(name: &str, input: &Value) -> Option<(&'static str, Value)> {
 /// `pisces convert --to pi`: the context at `leaf` as pi entries, each reply's lines
 /// joined into one message (as the model wrote it), tools mapped onto pi's, attachments
 /// and other lines the client makes context from left out (pi makes its own).
-pub fn pi_entries(s: &Session, c: &super::Claude, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
+pub fn pi_entries(s: &Session, c: &Claude, leaf: EntryIdx) -> Result<Vec<Value>, Unreadable> {
     let path = super::context::entries_at(s, c, leaf);
     let mut out: Vec<Value> = Vec::new();
     let mut names = Names::new();
@@ -388,7 +390,7 @@ pub fn pi_entries(s: &Session, c: &super::Claude, leaf: EntryIdx) -> Result<Vec<
         if s.entries[i].kind != EntryType::Message {
             continue;
         }
-        let mut e = entry_with(s, i, Some(&names))?;
+        let mut e = entry_with(s, c, i, Some(&names))?;
         let reply = c.reply_of(i.get());
         let Some(m) = e.get_mut("message") else { continue };
         if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {

@@ -170,6 +170,8 @@ pub struct Claude {
     /// `results[results_at[k]..results_at[k + 1]]`.
     results_at: Vec<u32>,
     results: Vec<u32>,
+    /// Every call's name by its id, read when first needed (`entries::call_names`).
+    call_names: std::sync::OnceLock<std::collections::HashMap<String, Value>>,
 }
 
 impl Claude {
@@ -180,7 +182,7 @@ impl Claude {
         // Each line of the path parsed once, for both shapes of the context.
         let lines: Vec<Value> = path.iter().map(|&i| context::line(s, i)).collect::<Result<_, _>>()?;
         let anthropic = context::api_messages(s, &lines, resumed)?;
-        let (messages, entries, model) = entries::project(s, &path, &lines)?;
+        let (messages, entries, model) = entries::project(s, self, &path, &lines)?;
         Ok(Projection {
             leaf: Some(leaf),
             path,
@@ -240,6 +242,7 @@ impl Claude {
             members,
             results_at: Vec::new(),
             results: Vec::new(),
+            call_names: std::sync::OnceLock::new(),
         };
         c.parents = (0..n).map(|k| c.parent_uuid(t, k).and_then(|p| c.find(t, p)).map(|p| p as u32)).collect();
         let under: Vec<u32> = (0..n)
@@ -250,6 +253,11 @@ impl Claude {
             .collect();
         (c.results_at, c.results) = lists(&under, n);
         c
+    }
+
+    /// The name of the call `id`, from the reply that made it (`null`: no reply did).
+    pub fn call_name(&self, s: &Session, id: &str) -> Value {
+        self.call_names.get_or_init(|| entries::call_names(s)).get(id).cloned().unwrap_or(Value::Null)
     }
 
     /// The last entry with `uuid`.
@@ -293,7 +301,7 @@ impl Dialect for Claude {
     }
 
     fn entry(&self, s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
-        entries::entry(s, i)
+        entries::entry(s, self, i)
     }
 
     fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
