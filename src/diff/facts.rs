@@ -14,6 +14,7 @@ use crate::session::usage::Totals;
 use crate::session::{js, EntryIdx, EntryType, Role, Session};
 
 /// One entry of a side, as the diff needs it.
+#[derive(Clone)]
 pub(super) struct Fact {
     pub entry: EntryIdx,
     pub kind: FactKind,
@@ -21,6 +22,7 @@ pub(super) struct Fact {
     pub usage: Option<Totals>,
 }
 
+#[derive(Clone)]
 pub(super) enum FactKind {
     /// A user message, a `bashExecution` or a custom message: what starts a turn.
     Prompt(PromptFact),
@@ -32,6 +34,7 @@ pub(super) enum FactKind {
     Quiet,
 }
 
+#[derive(Clone)]
 pub(super) struct PromptFact {
     pub kind: &'static str,
     pub text: String,
@@ -44,6 +47,7 @@ pub(super) struct PromptFact {
     pub custom_type: Option<String>,
 }
 
+#[derive(Clone)]
 pub(super) struct AssistantFact {
     pub text: String,
     pub calls: Vec<CallFact>,
@@ -67,6 +71,7 @@ pub(super) struct CallFact {
     pub other: Option<String>,
 }
 
+#[derive(Clone)]
 pub(super) struct ResultFact {
     pub call_id: String,
     pub tool: String,

@@ -544,6 +544,38 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Unreadabl
     })
 }
 
+/// What each branch root..=leaf did, as [`compare`] sums a side (the whole path is the
+/// side): tokens, cost, models, files, commands and the last test run. `pisces export`
+/// shows it for every leaf. Each entry is read once, however many branches share it.
+pub fn branches(s: &Session, leaves: &[EntryIdx]) -> Result<Vec<SideSummary>, Unreadable> {
+    let mut wanted = vec![false; s.entries.len()];
+    let mut entries = Vec::new();
+    for &leaf in leaves {
+        let mut cur = Some(leaf);
+        while let Some(c) = cur.filter(|c| !wanted[c.get()]) {
+            wanted[c.get()] = true;
+            entries.push(c);
+            cur = s.parent(c);
+        }
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let mut by_entry: Vec<Option<facts::Fact>> = vec![None; s.entries.len()];
+    for f in facts::extract(s, &entries, threads)? {
+        let at = f.entry.get();
+        by_entry[at] = Some(f);
+    }
+    leaves
+        .iter()
+        .map(|&leaf| {
+            let path = s.path_to(leaf);
+            let facts: Vec<facts::Fact> = path.iter().filter_map(|e| by_entry[e.get()].clone()).collect();
+            let mut sum = summary::side(s, &path, 0, &facts)?;
+            sum.turns = turns::split(s, &facts).len();
+            Ok(sum)
+        })
+        .collect()
+}
+
 fn side_info(x: &Input, path: &[EntryIdx], divergent: usize) -> SideInfo {
     let s = x.session;
     let e = &s.entries[x.leaf];
