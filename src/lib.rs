@@ -12,6 +12,7 @@ pub mod cli;
 pub mod diff;
 pub mod env;
 pub mod exit;
+pub mod export;
 pub mod formats;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -8,6 +8,7 @@ pub mod compact;
 pub mod completions;
 pub mod convert;
 pub mod diff;
+pub mod export;
 pub mod fork;
 pub mod grep;
 pub mod label;
@@ -87,6 +88,7 @@ pub enum Command {
     Path(path::Args),
     Show(show::Args),
     Leaves(leaves::Args),
+    Export(export::Args),
     Ls(ls::Args),
     Grep(grep::Args),
     Stats(stats::Args),
@@ -146,6 +148,7 @@ pub fn run(cli: Cli, env: Env) -> anyhow::Result<ExitStatus> {
         Command::Path(args) => path::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Leaves(args) => leaves::run(&ctx, args),
+        Command::Export(args) => export::run(&ctx, args),
         Command::Ls(args) => ls::run(&ctx, args),
         Command::Grep(args) => grep::run(&ctx, args),
         Command::Stats(args) => stats::run(&ctx, args),

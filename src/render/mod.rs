@@ -9,6 +9,7 @@ pub mod diff;
 pub mod entry;
 pub mod fork;
 pub mod grep;
+pub mod html;
 pub mod json;
 pub mod label;
 pub mod leaves;

@@ -485,6 +485,25 @@ pub enum NewFileError {
     },
 }
 
+/// Writes `path` atomically, over the file there if there is one (`export --force`): a
+/// new file beside it, written whole by [`write_new_file`], renamed over it. A reader sees
+/// the old file or the new one, never a part.
+pub fn replace_file(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), NewFileError> {
+    let name = path.display().to_string();
+    let Some(file_name) = path.file_name() else { return Err(NewFileError::NotAFileName { name }) };
+    let fresh = path.with_file_name(format!(
+        ".{}.{}.{:08x}.new",
+        file_name.to_string_lossy(),
+        std::process::id(),
+        random_u64() as u32
+    ));
+    write_new_file(&fresh, fill)?;
+    std::fs::rename(&fresh, path).map_err(|source| {
+        let _ = std::fs::remove_file(&fresh);
+        NewFileError::Io { name, source }
+    })
+}
+
 /// Writes a new file at `path` atomically, and never over an existing one: the bytes go
 /// to a temporary file beside it (same directory, so the same filesystem), are flushed to
 /// disk, and the temporary file is then linked to `path`, which fails if `path` exists

@@ -15,6 +15,7 @@ mod common;
 mod conformance;
 mod defects;
 mod diff_cmd;
+mod export;
 mod faults;
 mod fork_cmd;
 mod fuzzing;
@@ -55,6 +56,7 @@ fn main() {
     trials.extend(conformance::trials());
     trials.extend(defects::trials());
     trials.extend(diff_cmd::trials());
+    trials.extend(export::trials());
     trials.extend(faults::trials());
     trials.extend(fork_cmd::trials());
     trials.extend(fuzzing::trials());
