@@ -45,6 +45,19 @@ pub(super) fn outcome(c: &CallFact, r: Option<&ResultFact>) -> (Outcome, Option<
     }
 }
 
+/// A shell call's exit code from its result, as `diff` reads it (`None`: not a shell tool,
+/// or no code in an error's text). For `pisces export --parquet`.
+pub fn shell_exit_code(tool: &str, is_error: bool, text: &str) -> Option<i64> {
+    if !matches!(tool, "bash" | "Bash" | "exec_command" | "shell" | "local_shell") {
+        return None;
+    }
+    if is_error {
+        exit_code(text)
+    } else {
+        Some(0)
+    }
+}
+
 /// A bash error's exit code: pi's notice `…\n\nCommand exited with code N` (the last one in
 /// the text), Claude Code's first line `Exit code N`, or Codex's header line `Process exited
 /// with code N`.

@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::session::format::Unreadable;
 use crate::session::{js, EntryIdx, LineNo, Session};
 
+pub use calls::shell_exit_code;
 pub use summary::is_test_command;
 
 /// What to compute.

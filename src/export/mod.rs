@@ -7,6 +7,9 @@
 //! leaves (everything before a fork) is kept once: each leaf lists the messages of its
 //! context by number.
 
+pub mod store;
+pub mod tables;
+
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 

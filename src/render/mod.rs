@@ -14,6 +14,7 @@ pub mod json;
 pub mod label;
 pub mod leaves;
 pub mod ls;
+pub mod parquet;
 pub mod progress;
 pub mod safe;
 pub mod stats;

@@ -156,6 +156,23 @@ pub fn stats(
     out
 }
 
+/// Every response of `reads` once, with the session that owns it (the one `stats` counts
+/// it for: not marked copied, else the oldest), in the order `stats` sums them.
+pub fn counted_once(reads: &[Facts]) -> Vec<(usize, &Record)> {
+    let order = claim_order(reads);
+    let owner = owners(reads, &order);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for &k in &order {
+        for r in &reads[k].records {
+            if owner.get(&r.key) == Some(&k) && seen.insert(r.key) {
+                out.push((k, r));
+            }
+        }
+    }
+    out
+}
+
 fn keeps_session(f: &Filter, r: &Facts) -> bool {
     super::list::agent_matches(&f.agent, &r.summary) && super::list::cwd_matches(f.cwd.as_deref(), &r.summary)
 }

@@ -14,6 +14,8 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("export::page_is_inert", page_is_inert),
         Trial::test("export::never_overwrites_unless_forced", never_overwrites_unless_forced),
         Trial::test("export::in_a_browser", in_a_browser),
+        Trial::test("export::parquet_answers_as_pisces_does", parquet_answers_as_pisces_does),
+        Trial::test("export::parquet_is_incremental", parquet_is_incremental),
     ];
     for dir in [
         "pi-1.6.0",
@@ -235,4 +237,133 @@ fn in_a_browser() -> TestResult {
             stderr(&out)
         )
     })
+}
+
+/// DuckDB's answers over the exported tables (tests/parquet/query.py).
+fn duckdb(dir: &Path, literal: &str) -> Result<Value, libtest_mimic::Failed> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("tests/parquet/query.py"))
+        .arg(dir)
+        .arg(literal)
+        .output()?;
+    check(out.status.success(), || {
+        format!("DuckDB's queries failed (`bash tools/test.sh` installs its Python package): {}", stderr(&out))
+    })?;
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The whole store exported, then the same questions asked of DuckDB and of pisces: the
+/// tokens and cost of `stats` (each response once), the sessions, entries and leaves of
+/// `ls`, and the sessions `grep` finds a word in.
+fn parquet_answers_as_pisces_does() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = crate::store::at_home()
+        .args(["export", "--parquet", dir.path().to_str().unwrap(), "--all", "--format", "json", "--no-cache"])
+        .output()?;
+    let report = stdout_json(&out)?;
+    check(report["failed"].as_array().is_some_and(Vec::is_empty), || format!("{report}"))?;
+    let sql = duckdb(dir.path(), "parseDue")?;
+
+    let stats =
+        stdout_json(&crate::store::at_home().args(["stats", "--all", "--format", "json", "--no-cache"]).output()?)?;
+    let rows = stats["rows"].as_array().ok_or("no rows")?;
+    let sum = |k: &str| rows.iter().map(|r| r["usage"][k].as_f64().unwrap_or(0.0)).sum::<f64>();
+    let responses: u64 = rows.iter().map(|r| r["responses"].as_u64().unwrap_or(0)).sum();
+    check(sql["usage"]["responses"].as_u64() == Some(responses), || {
+        format!("responses: {} vs stats {responses}", sql["usage"])
+    })?;
+    for k in ["input", "output", "cacheRead", "cacheWrite", "cost"] {
+        let (got, want) = (sql["usage"][k].as_f64().unwrap_or(f64::NAN), sum(k));
+        check(close(got, want), || format!("usage {k}: DuckDB {got}, stats {want}"))?;
+    }
+    check(responses > 0 && report["responses"].as_u64() == Some(responses), || format!("{report}"))?;
+
+    let ls = stdout_json(&crate::store::at_home().args(["ls", "--all", "--format", "json", "--no-cache"]).output()?)?;
+    let mut want = serde_json::Map::new();
+    for s in ls["sessions"].as_array().ok_or("no sessions")? {
+        let a = s["format"].as_str().unwrap_or_default().to_string();
+        let w = want.entry(a).or_insert_with(|| serde_json::json!({"sessions": 0, "entries": 0, "leaves": 0}));
+        for (k, v) in [
+            ("sessions", 1),
+            ("entries", s["entries"].as_u64().unwrap_or(0)),
+            ("leaves", s["leaves"].as_u64().unwrap_or(0)),
+        ] {
+            w[k] = Value::from(w[k].as_u64().unwrap() + v);
+        }
+    }
+    check(sql["sessions"] == Value::Object(want.clone()), || {
+        format!("sessions by agent: DuckDB {} vs ls {}", sql["sessions"], Value::Object(want.clone()))
+    })?;
+    check(want.len() == 5, || format!("expected all five agents in the store: {want:?}"))?;
+    for (agent, w) in &want {
+        check(sql["entries"][agent] == w["entries"], || {
+            format!("{agent}: {} entry rows, ls counts {}", sql["entries"][agent], w["entries"])
+        })?;
+    }
+
+    // (A hit in a line a Codex fork inherits is its parent's row: the tables keep each line
+    // once, in the session whose file holds it.)
+    let grep = crate::store::at_home().args(["grep", "-i", "parseDue", "--format", "json"]).output()?;
+    let mut found: Vec<String> = stdout(&grep)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|h| h["file"].is_null() || h["file"] == h["session"])
+        .filter_map(|h| h["session"].as_str().map(str::to_string))
+        .collect();
+    found.sort();
+    found.dedup();
+    let got: Vec<String> = serde_json::from_value(sql["matching"].clone())?;
+    check(got == found, || format!("sessions with the word: DuckDB {got:?}\ngrep {found:?}"))?;
+    check(sql["schemas"] == serde_json::json!(["1"]), || format!("schema versions: {}", sql["schemas"]))
+}
+
+/// A second export reads nothing that did not change; an append rewrites that session's
+/// files only; a session gone from the store has its files removed.
+fn parquet_is_incremental() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let store = home.path().join(".pi/agent/sessions/--home-dev-todo-cli--");
+    std::fs::create_dir_all(&store)?;
+    let names = ["02-tool-use.jsonl", "03-tree-branches.jsonl", "22-two-fix-attempts.jsonl"];
+    for n in names {
+        std::fs::copy(testdata().join("pi-1.6.0").join(n), store.join(n))?;
+    }
+    let out_dir = tempfile::tempdir()?;
+    let export = || -> Result<Value, libtest_mimic::Failed> {
+        let out = pisces()
+            .env("HOME", home.path())
+            .args(["export", "--parquet", out_dir.path().to_str().unwrap(), "--all", "--format", "json", "--no-cache"])
+            .output()?;
+        stdout_json(&out)
+    };
+    let counts = |r: &Value| (r["written"].as_u64(), r["unchanged"].as_u64(), r["removed"].as_u64());
+    let first = export()?;
+    check(counts(&first) == (Some(3), Some(0), Some(0)), || format!("first: {first}"))?;
+    let again = export()?;
+    check(counts(&again) == (Some(0), Some(3), Some(0)), || format!("again: {again}"))?;
+    // A label appended to one session.
+    let grown = store.join("03-tree-branches.jsonl");
+    let out = pisces().args(["label", grown.to_str().unwrap(), "@", "checked"]).output()?;
+    check(out.status.success(), || stderr(&out))?;
+    let after = export()?;
+    check(counts(&after) == (Some(1), Some(2), Some(0)), || format!("after an append: {after}"))?;
+    let sql = duckdb(out_dir.path(), "checked")?;
+    check(sql["matching"].as_array().is_some_and(Vec::is_empty), || "a label is not a message".into())?;
+    check(sql["sessions"]["pi"]["sessions"] == 3, || format!("{}", sql["sessions"]))?;
+    // One session gone.
+    std::fs::remove_file(store.join("02-tool-use.jsonl"))?;
+    let gone = export()?;
+    check(counts(&gone) == (Some(0), Some(2), Some(1)), || format!("after a removal: {gone}"))?;
+    let sql = duckdb(out_dir.path(), "x")?;
+    check(sql["sessions"]["pi"]["sessions"] == 2, || format!("{}", sql["sessions"]))?;
+    let ls = stdout_json(
+        &pisces().env("HOME", home.path()).args(["ls", "--all", "--format", "json", "--no-cache"]).output()?,
+    )?;
+    let entries: u64 =
+        ls["sessions"].as_array().ok_or("no sessions")?.iter().map(|s| s["entries"].as_u64().unwrap_or(0)).sum();
+    check(sql["entries"]["pi"] == entries, || format!("{} entry rows, ls counts {entries}", sql["entries"]["pi"]))
 }
