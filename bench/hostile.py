@@ -212,14 +212,7 @@ def main(argv: list[str]) -> int:
     text = "\n".join(out)
     print(text)
     if a.write:
-        doc = a.write.read_text() if a.write.exists() else ""
-        start = doc.find("## Hostile sessions")
-        if start >= 0:
-            end = doc.find("\n## ", start + 1)
-            doc = doc[:start] + text + (doc[end + 1:] if end >= 0 else "")
-        else:
-            doc = doc.rstrip("\n") + "\n\n" + text
-        a.write.write_text(doc)
+        run.replace_section(a.write, "## Hostile sessions", text)
     return 1 if fails else 0
 
 

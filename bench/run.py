@@ -773,6 +773,19 @@ def report(env: Env, datasets: list[Dataset], results: dict, info: dict) -> str:
 # Setup
 
 
+def replace_section(path: Path, title: str, text: str) -> None:
+    """Replaces the `title` section (from its heading to the next `## `) of the Markdown
+    file at `path` with `text`, or adds it at the end."""
+    doc = path.read_text() if path.exists() else ""
+    start = doc.find(title)
+    if start >= 0:
+        end = doc.find("\n## ", start + 1)
+        doc = doc[:start] + text + (doc[end + 1:] if end >= 0 else "")
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + text
+    path.write_text(doc)
+
+
 def log(msg: str) -> None:
     print(f"bench: {msg}", file=sys.stderr, flush=True)
 

@@ -2,8 +2,19 @@
 // as text nodes (textContent, createTextNode), never as markup, and nothing here loads
 // anything (the Content-Security-Policy forbids it too).
 "use strict";
-(function () {
-  const D = JSON.parse(document.getElementById("pisces-data").textContent);
+// The session: JSON, gzipped, base64 (see src/render/html.rs), inflated by the browser.
+async function piscesData() {
+  const text = document.getElementById("pisces-data").textContent.trim();
+  const bin = atob(text);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
+
+piscesData().then((D) => {
+  // (For scripts and the browser tests: the page's data, as read.)
+  window.pisces = { data: D };
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
@@ -567,4 +578,4 @@
   // (When the page was ready, for the benchmark: milliseconds since navigation started.)
   document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = "1";
-})();
+});

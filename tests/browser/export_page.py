@@ -207,14 +207,14 @@ def drawn_messages(d):
     """The drawn messages in document order: (index, data, role, text content)."""
     d.cmd("POST", "/execute/async", {"script": "const done = arguments[arguments.length - 1]; (async () => {" + DRAWN + "})().then(done);", "args": []})
     return d.js("""
-      const data = JSON.parse(document.getElementById('pisces-data').textContent);
+      const data = window.pisces.data;
       return [...document.querySelectorAll('#messages [data-msg]')].map(e => [Number(e.dataset.msg), data.msgs[Number(e.dataset.msg)][1], e.dataset.role, e.textContent.replace(/\\s+/g, ' ')]);
     """)
 
 
 def check_leaves(d, binary, session, page):
     d.go("file://" + page)
-    data = d.js("return JSON.parse(document.getElementById('pisces-data').textContent)")
+    data = d.js("return window.pisces.data")
     for leaf in data["leaves"]:
         e = leaf["e"]
         leaf_id = data["ids"][e]
@@ -224,7 +224,7 @@ def check_leaves(d, binary, session, page):
         # Click the leaf's row (scrolled into view first: the tree draws only what is on
         # screen), or pick it from the list of leaves when the tree's filter hides it.
         drawn_row = d.js("""
-          const rows = JSON.parse(document.getElementById('pisces-data').textContent).rows;
+          const rows = window.pisces.data.rows;
           const k = rows.findIndex(r => r[0] === arguments[0]);
           if (k < 0) return false;
           document.getElementById('tree').scrollTop = Math.max(0, k * 20 - 100);

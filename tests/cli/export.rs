@@ -55,12 +55,19 @@ fn sessions(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The JSON document a page carries.
+/// The JSON document a page carries (gzipped, base64-encoded).
 fn page_data(html: &str) -> Result<Value, libtest_mimic::Failed> {
-    let open = r#"<script id="pisces-data" type="application/json">"#;
+    use base64::Engine;
+    use std::io::Read;
+    let open = r#"<script id="pisces-data" type="application/octet-stream">"#;
     let start = html.find(open).ok_or("no data block")? + open.len();
     let end = start + html[start..].find("</script>").ok_or("data block not closed")?;
-    serde_json::from_str(&html[start..end]).map_err(|e| format!("data block is not JSON: {e}").into())
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(html[start..end].trim())
+        .map_err(|e| format!("data block is not base64: {e}"))?;
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut json)?;
+    serde_json::from_str(&json).map_err(|e| format!("data block is not JSON: {e}").into())
 }
 
 /// Every leaf's messages in the page are `pisces path FILE #LINE --format json`'s.
