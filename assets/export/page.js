@@ -496,7 +496,7 @@ piscesData().then((D) => {
 
   function ancestors(e) { const s = []; for (; e >= 0; e = D.parents[e]) s.push(e); return s; }
 
-  function side(k, shared, other) {
+  function side(k, shared) {
     const l = D.leaves[k];
     const b = l.branch;
     const box = el("div", "side");
@@ -521,6 +521,29 @@ piscesData().then((D) => {
     return box;
   }
 
+  // `pisces diff A B`'s report, when the page holds it (every pair of a session with few
+  // leaves), with its sides swapped when B comes first.
+  function report(a, b) {
+    const r = (D.diffs || {})[`${Math.min(a, b)},${Math.max(a, b)}`];
+    if (!r || a < b) return r;
+    return { ...r, summary: { a: r.summary.b, b: r.summary.a }, turns: (r.turns || []).map((t) => ({ ...t, a: t.b, b: t.a })) };
+  }
+
+  const passed = (run) => (run ? run.outcome === "ok" && (run.exitCode === null || run.exitCode === 0) : null);
+
+  function turnSide(t) {
+    const box = el("div", "side");
+    if (!t) { box.appendChild(el("div", "role", "—")); return box; }
+    if (t.prompt) box.appendChild(el("div", "text", "▸ " + t.prompt.text));
+    for (const c of t.toolCalls) {
+      const line = el("div", "out", `${c.name}(${c.target ?? ""}) → ${c.exitCode ?? c.outcome}`);
+      if (c.outcome !== "ok") line.classList.add("error");
+      box.appendChild(line);
+    }
+    if (t.reply) box.appendChild(longText("text", t.reply.text));
+    return box;
+  }
+
   function drawCompare() {
     const a = Number($("cmp-a").value), b = Number($("cmp-b").value);
     const pa = ancestors(D.leaves[a].e), pb = new Set(ancestors(D.leaves[b].e));
@@ -530,13 +553,54 @@ piscesData().then((D) => {
     out.replaceChildren();
     out.appendChild(el("p", "text", common === undefined ? "The two leaves share no entry." :
       `Shared: ${shared.size} entries, up to ${D.ids[common] ?? "#" + D.lines[common]} (line ${D.lines[common]}).`));
+    const r = report(a, b);
     const sides = el("div", "sides");
-    const sa = side(a, shared), sb = side(b, shared);
-    const pass = (k) => { const r = D.leaves[k].branch.lastTestRun; return r ? (r.outcome === "ok" && (r.exitCode === null || r.exitCode === 0)) : null; };
-    if (pass(a) === true && pass(b) !== true) sa.classList.add("better");
-    if (pass(b) === true && pass(a) !== true) sb.classList.add("better");
-    sides.append(sa, sb);
-    out.appendChild(sides);
+    let sa, sb, pa_, pb_;
+    if (r) {
+      // The diff report: each side after the fork point, then the turns aligned.
+      const sum = (k, s) => {
+        const box = el("div", "side");
+        const h = el("h2", null, leafName(k));
+        h.appendChild(testBadge(s.lastTestRun ?? D.leaves[k].branch.lastTestRun));
+        box.appendChild(h);
+        const t = el("table");
+        const row = (x, v) => { const tr = el("tr"); tr.append(el("td", null, x), el("td", null, v)); t.appendChild(tr); };
+        row("entries, turns", `${fmtNum(s.entries)}, ${fmtNum(s.turns)}`);
+        row("model calls, tool calls", `${fmtNum(s.modelCalls)}, ${fmtNum(s.toolCalls)}`);
+        row("errors", fmtNum(s.errors.length));
+        row("tokens, cost", `${fmtNum(s.usage.tokens)}, ${fmtCost(s.usage.cost)}`);
+        row("models", s.models.join(", ") || "–");
+        row("files changed", s.filesModified.join(", ") || "–");
+        row("commands", s.commands.map((c) => `${c.command} → ${c.last.exitCode ?? c.last.outcome}`).join("; ") || "–");
+        box.appendChild(t);
+        return box;
+      };
+      sa = sum(a, r.summary.a);
+      sb = sum(b, r.summary.b);
+      pa_ = passed(r.summary.a.lastTestRun ?? D.leaves[a].branch.lastTestRun);
+      pb_ = passed(r.summary.b.lastTestRun ?? D.leaves[b].branch.lastTestRun);
+      sides.append(sa, sb);
+      out.appendChild(sides);
+      const turns = el("div");
+      turns.id = "cmp-turns";
+      for (const t of r.turns || []) {
+        const pair = el("div", "sides turn");
+        pair.dataset.turn = t.index;
+        pair.append(turnSide(t.a), turnSide(t.b));
+        turns.appendChild(el("div", "role", `turn ${t.index}${t.samePrompt ? " · same prompt" : ""}`));
+        turns.appendChild(pair);
+      }
+      out.appendChild(turns);
+    } else {
+      sa = side(a, shared);
+      sb = side(b, shared);
+      pa_ = passed(D.leaves[a].branch.lastTestRun);
+      pb_ = passed(D.leaves[b].branch.lastTestRun);
+      sides.append(sa, sb);
+      out.appendChild(sides);
+    }
+    if (pa_ === true && pb_ !== true) sa.classList.add("better");
+    if (pb_ === true && pa_ !== true) sb.classList.add("better");
   }
 
   function showCompare(on) {

@@ -52,7 +52,14 @@ pub struct LeafPage {
 pub struct Page {
     pub leaves: Vec<LeafPage>,
     pub messages: Vec<Message>,
+    /// `pisces diff --format json` for pairs of leaves (numbers into `leaves`, the first
+    /// smaller): every pair when there are at most [`DIFFED_LEAVES`] leaves.
+    pub diffs: Vec<(usize, usize, String)>,
 }
+
+/// Up to this many leaves, the page holds the diff report of every pair of them (120
+/// reports); beyond, its compare view shows each side's own messages and facts only.
+pub const DIFFED_LEAVES: usize = 16;
 
 /// One leaf's context as built: each message with the entry it came from, serialized; the
 /// model in effect.
@@ -116,5 +123,24 @@ pub fn page(s: &Session) -> Result<Page, Unreadable> {
             .collect();
         pages.push(LeafPage { leaf, messages: numbers, model, branch });
     }
-    Ok(Page { leaves: pages, messages })
+    let mut diffs = Vec::new();
+    if pages.len() <= DIFFED_LEAVES {
+        let opts = diff::Options { context: 0, stat: false, text_diffs: false };
+        for a in 0..pages.len() {
+            for b in a + 1..pages.len() {
+                let side = |k: usize| {
+                    let leaf = pages[k].leaf.entry;
+                    (leaf, s.display_id(leaf).into_owned())
+                };
+                let ((la, ra), (lb, rb)) = (side(a), side(b));
+                let report = diff::compare(
+                    &diff::Input { session: s, leaf: la, rev: &ra },
+                    &diff::Input { session: s, leaf: lb, rev: &rb },
+                    &opts,
+                )?;
+                diffs.push((a, b, serde_json::to_string(&report).expect("a report serializes")));
+            }
+        }
+    }
+    Ok(Page { leaves: pages, messages, diffs })
 }

@@ -204,7 +204,16 @@ fn write_data(w: &mut dyn Write, s: &Session, view: &TreeView, page: &Page, gene
         w.write_all(m.json.as_bytes())?;
         w.write_all(b"]")?;
     }
-    w.write_all(b"]}")
+    // The diff reports, by "A,B" (numbers into `leaves`).
+    write!(w, "],\"diffs\":{{")?;
+    for (k, (a, b, report)) in page.diffs.iter().enumerate() {
+        if k > 0 {
+            w.write_all(b",")?;
+        }
+        write!(w, "\"{a},{b}\":")?;
+        w.write_all(report.as_bytes())?;
+    }
+    w.write_all(b"}}")
 }
 
 /// For each row of `view`, the row after its subtree (rows are in depth-first order: a

@@ -296,12 +296,16 @@ def check_compare(d, binary, session, data, a_id, b_id, shots):
     report = json.loads(pisces(binary, "diff", session, a_id, b_id, "--format", "json", ok=(0, 1)))
     runs = [report["summary"][s]["lastTestRun"] for s in ("a", "b")]
     passed = [bool(r) and r["outcome"] == "ok" and r.get("exitCode") in (0, None) for r in runs]
-    better = d.js("return [...document.querySelectorAll('#compare .side')].map(s => s.classList.contains('better'))")
+    better = d.js("return [...document.querySelectorAll('#cmp-out > .sides > .side')].map(s => s.classList.contains('better'))")
     want = [passed[0] and not passed[1], passed[1] and not passed[0]]
     if better != want:
         fail(f"compare {a_id} vs {b_id}: marked {better}, but `pisces diff` says the tests passed on {passed}")
     if not any(want):
         fail("compare: the corpus pair was expected to have one passing side")
+    # The page holds the report of this pair: its turns, aligned as `pisces diff` aligns them.
+    turns = d.js("return [...document.querySelectorAll('#compare .turn')].map(t => Number(t.dataset.turn))")
+    if turns != [t["index"] for t in report["turns"]]:
+        fail(f"compare: turns {turns}, `pisces diff` has {[t['index'] for t in report['turns']]}")
     d.screenshot(os.path.join(shots, "compare.png"))
     d.click("#cmp-toggle")
     print(f"ok: compare marks the passing side ({'A' if want[0] else 'B'})", flush=True)
