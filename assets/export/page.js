@@ -288,10 +288,41 @@ piscesData().then((D) => {
     return box;
   }
 
-  // The context at the shown leaf, drawn a batch at a time as it scrolls into view.
+  // The context at the shown leaf: a window of it, drawn a batch at a time as it scrolls
+  // into view, the messages before the window behind a button (a context of a hundred
+  // thousand messages is never drawn whole to show its end).
   const BATCH = 150;
-  let drawn = 0, pendingCalls = new Map(), sentinel = null;
+  let first = 0, drawn = 0, pendingCalls = new Map(), sentinel = null, earlier = null;
   const observer = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) drawMore(drawn + BATCH); }, { root: $("view"), rootMargin: "800px" });
+
+  function drawFrom(from) {
+    if (sentinel) { observer.unobserve(sentinel); sentinel = null; }
+    $("messages").replaceChildren();
+    first = drawn = from;
+    pendingCalls = new Map();
+    earlier = null;
+    if (from > 0) {
+      earlier = el("button", "more earlier");
+      earlier.addEventListener("click", drawEarlier);
+      $("messages").appendChild(earlier);
+      earlier.textContent = `show ${from.toLocaleString("en-US")} earlier messages`;
+    }
+    drawMore(from + BATCH);
+  }
+
+  function drawEarlier() {
+    const list = D.leaves[current].m;
+    const from = Math.max(0, first - BATCH);
+    const frag = document.createDocumentFragment();
+    const pending = new Map();
+    for (let k = from; k < first; k++) {
+      const m = message(list[k], pending);
+      if (m) frag.appendChild(m);
+    }
+    earlier.after(frag);
+    first = from;
+    if (first === 0) { earlier.remove(); earlier = null; } else earlier.textContent = `show ${first.toLocaleString("en-US")} earlier messages`;
+  }
 
   function drawMore(upTo) {
     const list = D.leaves[current].m;
@@ -330,17 +361,33 @@ piscesData().then((D) => {
     box.appendChild(s);
   }
 
+  let leafPick = null;
   function drawFacts(l) {
     const box = $("facts");
     box.replaceChildren();
-    // Every leaf, also those the tree's filter does not draw (Codex's closing events).
-    const pick = el("select");
-    pick.id = "leaf-pick";
-    pick.setAttribute("aria-label", "Leaf");
-    D.leaves.forEach((x, k) => { const o = el("option", null, leafName(k)); o.value = k; pick.appendChild(o); });
-    pick.value = String(current);
-    pick.addEventListener("change", () => select(D.leaves[Number(pick.value)].e, true));
-    fact(box, "leaf", pick);
+    // Every leaf, also those the tree's filter does not draw (Codex's closing events); the
+    // list is made when first opened (a session of a hundred thousand branches has as many).
+    if (!leafPick) {
+      leafPick = el("select");
+      leafPick.id = "leaf-pick";
+      leafPick.setAttribute("aria-label", "Leaf");
+      const fill = () => {
+        if (leafPick.options.length === D.leaves.length) return;
+        const frag = document.createDocumentFragment();
+        D.leaves.forEach((x, k) => { const o = el("option", null, leafName(k)); o.value = k; frag.appendChild(o); });
+        leafPick.replaceChildren(frag);
+        leafPick.value = String(current);
+      };
+      for (const ev of ["mousedown", "focus", "keydown"]) leafPick.addEventListener(ev, fill);
+      leafPick.addEventListener("change", () => select(D.leaves[Number(leafPick.value)].e, true));
+    }
+    if (leafPick.options.length !== D.leaves.length) {
+      const o = el("option", null, leafName(current));
+      o.value = current;
+      leafPick.replaceChildren(o);
+    }
+    leafPick.value = String(current);
+    fact(box, "leaf", leafPick);
     if (l.label) fact(box, "label", l.label);
     fact(box, "model", l.model ?? "–");
     fact(box, "tokens", fmtNum(l.tokens));
@@ -358,12 +405,8 @@ piscesData().then((D) => {
     const l = D.leaves[k];
     onPath = new Set();
     for (let e = l.e; e >= 0; e = D.parents[e]) onPath.add(e);
-    $("messages").replaceChildren();
-    drawn = 0;
-    pendingCalls = new Map();
-    if (sentinel) { observer.unobserve(sentinel); sentinel = null; }
     drawFacts(l);
-    drawMore(BATCH);
+    drawn = -1; // (nothing of this leaf drawn yet: `select` draws the window it needs)
   }
 
   // Selects an entry: shows the leaf below it (the one shown already when the entry is on
@@ -383,6 +426,7 @@ piscesData().then((D) => {
       note.classList.remove("hidden");
     } else note.classList.add("hidden");
     document.querySelectorAll(".msg.target, .nested.target").forEach((m) => m.classList.remove("target"));
+    if (drawn < 0 || (at >= 0 && (at < first || at > drawn + BATCH))) drawFrom(at < BATCH ? 0 : at - 20);
     if (at >= 0) {
       drawMore(at + BATCH);
       const m = document.querySelector(`[data-msg="${list[at]}"]`);
@@ -487,6 +531,7 @@ piscesData().then((D) => {
   }
 
   function fillPickers() {
+    if ($("cmp-a").options.length) return;
     for (const id of ["cmp-a", "cmp-b"]) {
       const s = $(id);
       s.replaceChildren();
@@ -608,6 +653,7 @@ piscesData().then((D) => {
     $("path").classList.toggle("hidden", on);
     $("cmp-toggle").setAttribute("aria-pressed", on ? "true" : "false");
     if (on) {
+      fillPickers();
       $("view").scrollTop = 0;
       $("cmp-a").value = String(current);
       if ($("cmp-b").value === $("cmp-a").value) $("cmp-b").value = String(current === 0 ? Math.min(1, D.leaves.length - 1) : 0);
@@ -630,7 +676,6 @@ piscesData().then((D) => {
   $("meta").textContent = `${s.agent} · ${s.id} · ${s.cwd ?? ""} · ${D.leaves.length} leaves · ${n.toLocaleString()} entries`;
   $("meta").title = `${s.file} — exported by ${D.generator}`;
   document.title = (s.name || s.file) + " · pisces";
-  fillPickers();
   computeVisible();
   if (!D.leaves.length) {
     $("messages").appendChild(el("p", "text", "This session has no entries."));

@@ -194,6 +194,8 @@ def shown_texts(m):
 
 
 DRAWN = """
+// The messages before the window, then the ones after it.
+for (let i = 0; i < 4000 && document.querySelector('#messages .earlier'); i++) document.querySelector('#messages .earlier').click();
 const view = document.getElementById('view');
 for (let i = 0; i < 400 && document.querySelector('#messages .sentinel'); i++) {
   view.scrollTop = view.scrollHeight;
@@ -236,6 +238,7 @@ def check_leaves(d, binary, session, page):
             d.click(f'.row[data-entry="{e}"]')
         else:
             k = data["leaves"].index(leaf)
+            d.click("#leaf-pick")  # (the list is filled when first opened)
             d.click(f'#leaf-pick option[value="{k}"]')
         d.wait(f"return document.getElementById('leaf-pick').value === '{data['leaves'].index(leaf)}'")
         got = drawn_messages(d)
