@@ -58,8 +58,11 @@ pub struct Page {
 }
 
 /// Up to this many leaves, the page holds the diff report of every pair of them (120
-/// reports); beyond, its compare view shows each side's own messages and facts only.
+/// reports); beyond, its compare view shows each side's own messages and facts only ...
 pub const DIFFED_LEAVES: usize = 16;
+
+/// ... and when the reports read at most this many path entries in all.
+pub const DIFF_BUDGET: usize = 2_000_000;
 
 /// One leaf's context as built: each message with the entry it came from, serialized; the
 /// model in effect.
@@ -124,7 +127,11 @@ pub fn page(s: &Session) -> Result<Page, Unreadable> {
         pages.push(LeafPage { leaf, messages: numbers, model, branch });
     }
     let mut diffs = Vec::new();
-    if pages.len() <= DIFFED_LEAVES {
+    // (Each report reads both paths: a few very long branches would make it minutes.)
+    let lengths: Vec<usize> = pages.iter().map(|p| s.path_to(p.leaf.entry).len()).collect();
+    let work: usize =
+        (0..lengths.len()).map(|a| (a + 1..lengths.len()).map(|b| lengths[a] + lengths[b]).sum::<usize>()).sum();
+    if pages.len() <= DIFFED_LEAVES && work <= DIFF_BUDGET {
         let opts = diff::Options { context: 0, stat: false, text_diffs: false };
         for a in 0..pages.len() {
             for b in a + 1..pages.len() {
