@@ -74,8 +74,9 @@ type Context = (Vec<(EntryIdx, String)>, Option<Value>);
 pub fn page(s: &Session) -> Result<Page, Unreadable> {
     let leaves = leaves::collect(s)?;
     let ends: Vec<EntryIdx> = leaves.iter().map(|l| l.entry).collect();
-    let build = |part: &[EntryIdx]| -> Result<Vec<Context>, Unreadable> {
-        part.iter()
+    let build = |part: std::ops::Range<usize>| -> Result<Vec<Context>, Unreadable> {
+        ends[part]
+            .iter()
             .map(|&leaf| {
                 let p = s.dialect().project(s, Some(leaf))?;
                 // Each message in the context's order, with the entry that made it (one no
@@ -98,18 +99,7 @@ pub fn page(s: &Session) -> Result<Page, Unreadable> {
             })
             .collect()
     };
-    let built = if ends.len() < 8 {
-        build(&ends)?
-    } else {
-        let (a, b) = ends.split_at(ends.len() / 2);
-        let (a, b) = std::thread::scope(|t| {
-            let b = t.spawn(|| build(b));
-            (build(a), b.join().expect("export thread panicked"))
-        });
-        let mut all = a?;
-        all.extend(b?);
-        all
-    };
+    let built = crate::session::on_two_threads(ends.len(), 8, build)?;
     let branches = diff::branches(s, &ends)?;
     let mut messages: Vec<Message> = Vec::new();
     let mut seen: FxHashMap<(EntryIdx, String), u32> = FxHashMap::default();

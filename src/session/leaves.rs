@@ -72,16 +72,7 @@ fn usage_of_all(s: &Session) -> Result<Vec<(u32, Totals)>, Unreadable> {
         Ok(out)
     };
     // (Small sessions on this thread alone.)
-    if n < 4096 {
-        return read(0..n);
-    }
-    let (first, second) = std::thread::scope(|t| {
-        let second = t.spawn(|| read(n / 2..n));
-        (read(0..n / 2), second.join().expect("usage thread panicked"))
-    });
-    let mut all = first?;
-    all.extend(second?);
-    Ok(all)
+    super::on_two_threads(n, 4096, read)
 }
 
 /// What a leaf's row takes from one entry.
@@ -205,21 +196,9 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
     }
     let mut wants: Vec<(EntryIdx, Want)> = wants.into_iter().collect();
     wants.sort_unstable_by_key(|&(i, _)| i);
-    let read = |part: &[(EntryIdx, Want)]| -> Result<Vec<Facts>, Unreadable> {
-        part.iter().map(|&(i, want)| facts(s, i, want)).collect()
-    };
-    let facts: Vec<Facts> = if wants.len() < 256 {
-        read(&wants)?
-    } else {
-        let (first, second) = wants.split_at(wants.len() / 2);
-        let (a, b) = std::thread::scope(|t| {
-            let b = t.spawn(|| read(second));
-            (read(first), b.join().expect("leaves thread panicked"))
-        });
-        let mut all = a?;
-        all.extend(b?);
-        all
-    };
+    let facts: Vec<Facts> = super::on_two_threads(wants.len(), 256, |part| {
+        wants[part].iter().map(|&(i, want)| facts(s, i, want)).collect()
+    })?;
     // (Shared as `Rc`s: many leaves name the same prompt.)
     let mut prompts: HashMap<EntryIdx, Rc<str>> = HashMap::default();
     let mut replies: HashMap<EntryIdx, Rc<Reply>> = HashMap::default();

@@ -28,6 +28,27 @@ pub use index::Session;
 pub use source::Source;
 
 use std::fmt;
+use std::ops::Range;
+
+/// `read` over `0..n`, in two halves on two threads when `n` is at least `min` (below it,
+/// on this thread alone), the halves' results joined in order. For work over a session's
+/// entries or leaves that each item does alone (usages, facts, contexts).
+pub fn on_two_threads<R: Send, E: Send>(
+    n: usize,
+    min: usize,
+    read: impl Fn(Range<usize>) -> Result<Vec<R>, E> + Sync,
+) -> Result<Vec<R>, E> {
+    if n < min {
+        return read(0..n);
+    }
+    let (first, second) = std::thread::scope(|t| {
+        let second = t.spawn(|| read(n / 2..n));
+        (read(0..n / 2), second.join().expect("a worker thread panicked"))
+    });
+    let mut all = first?;
+    all.extend(second?);
+    Ok(all)
+}
 
 /// How serious a finding is. `Warning`s are problems (`--strict` fails on them); `Note`s
 /// are facts worth knowing that are not wrong (a version-1 file, an unknown entry type).
