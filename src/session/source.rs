@@ -12,8 +12,9 @@
 //!   faulted, and returns, so the read goes on over zeros instead of dying;
 //! * [`Source::changed`] says afterwards whether the bytes read are a consistent state of
 //!   the file: no fault, and the file (by the open handle, so a rename over it does not
-//!   count) either has the same size and modification time, or only grew (an append, as pi
-//!   and pisces write: the mapped prefix is unchanged);
+//!   count) either has the same size and modification time, or holds the same first and
+//!   last 4 KiB of what was read and did not shrink (an append, as every agent writes: the
+//!   mapped prefix is unchanged);
 //! * the loader ([`super::open`]) reads the file again when it changed, a few times, and then
 //!   stops with an error that says so.
 //!
@@ -80,12 +81,56 @@ pub struct Source {
 struct Stamp {
     len: u64,
     modified: Option<SystemTime>,
+    /// A hash of the file's first and last [`EDGE`] bytes (of `len`), as read then.
+    edges: Option<u64>,
 }
+
+/// How much of each end of a file [`Stamp::edges`] covers.
+const EDGE: u64 = 4096;
 
 impl Stamp {
     fn of(file: &File) -> std::io::Result<Stamp> {
         let meta = file.metadata()?;
-        Ok(Stamp { len: meta.len(), modified: meta.modified().ok() })
+        Ok(Stamp { len: meta.len(), modified: meta.modified().ok(), edges: edges(file, meta.len()) })
+    }
+
+    /// Whether `file` may no longer hold what it held when stamped. Only a shrink, or new
+    /// bytes at either end of what was there, count. Not a new modification time alone:
+    /// the kernel sets it before it extends the file, so a process appending shows for a
+    /// moment the old length with a new time (Claude Code, which also sets its files'
+    /// times), and the bytes read are all still there. (A rewrite of the middle alone, to
+    /// the very same length, would pass; the agents that rewrite files change their first
+    /// line, pi's migration and omp's title slot, or their length, omp's pruning.)
+    fn changed(&self, file: &File) -> bool {
+        match file.metadata() {
+            Ok(m) if m.len() == self.len && m.modified().ok() == self.modified => false,
+            Ok(m) if m.len() < self.len => true,
+            Ok(_) => self.edges.is_none() || edges(file, self.len) != self.edges,
+            Err(_) => true,
+        }
+    }
+}
+
+/// A hash of `file`'s first and last [`EDGE`] bytes of its first `len`, read with `pread`
+/// (not through a mapping, which would show what the file holds now); `None` when they
+/// cannot be read.
+fn edges(file: &File, len: u64) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::hash::Hasher;
+        use std::os::unix::fs::FileExt;
+        let mut h = rustc_hash::FxHasher::default();
+        let mut buf = vec![0u8; EDGE.min(len) as usize];
+        for at in [0, len.saturating_sub(EDGE)] {
+            file.read_exact_at(&mut buf, at).ok()?;
+            h.write(&buf);
+        }
+        Some(h.finish())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, len);
+        None
     }
 }
 
@@ -256,7 +301,7 @@ impl Source {
 
     /// Whether the bytes read so far may not be one state of the file: another process
     /// truncated it under the mapping (some bytes read as zeros), or rewrote it in place.
-    /// A file that only grew did not change what was read. Bytes in memory never change.
+    /// A file appended to did not change what was read. Bytes in memory never change.
     pub fn changed(&self) -> bool {
         match &self.bytes {
             Bytes::Owned(_) => false,
@@ -269,11 +314,7 @@ impl Source {
                     JoinedBytes::Mapped(r) => r.faulted(),
                     JoinedBytes::Read(_) => false,
                 };
-                faulted
-                    || j.parts.iter().filter_map(|p| p.file.as_ref()).any(|(file, stamp)| match Stamp::of(file) {
-                        Ok(now) => now != *stamp && now.len <= stamp.len,
-                        Err(_) => true,
-                    })
+                faulted || j.parts.iter().filter_map(|p| p.file.as_ref()).any(|(file, stamp)| stamp.changed(file))
             }
         }
     }
@@ -329,12 +370,7 @@ impl Guarded {
         if self.slot.faulted() {
             return true;
         }
-        match Stamp::of(&self.file) {
-            Ok(now) if now == self.stamp => false,
-            // Grown and nothing faulted: an append, which leaves the mapped bytes as they were.
-            Ok(now) => now.len <= self.stamp.len,
-            Err(_) => true,
-        }
+        self.stamp.changed(&self.file)
     }
 }
 
@@ -657,6 +693,29 @@ mod tests {
         // A rewrite in place to the same length is.
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&p, b"{\"c\":3}\n").unwrap();
+        assert!(source.changed());
+    }
+
+    #[test]
+    fn a_new_time_alone_is_not_a_change_but_new_bytes_at_an_end_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let line = |k: usize| format!("{{\"n\":{k}}}\n");
+        let body: String = (0..2000).map(line).collect();
+        std::fs::write(&p, &body).unwrap();
+        let source = Source::open(&p).unwrap();
+        // A writer that sets the time (or whose append has not shown its length yet).
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&p).unwrap().set_modified(later).unwrap();
+        assert!(!source.changed());
+        // The first line rewritten in place, to the same length (a title slot) ...
+        let mut f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.write_all(b"{\"n\":9}").unwrap();
+        assert!(source.changed());
+        // ... or a file rewritten longer (a migration): not an append.
+        std::fs::write(&p, &body).unwrap();
+        let source = Source::open(&p).unwrap();
+        std::fs::write(&p, format!("{{\"v\":3}}\n{body}")).unwrap();
         assert!(source.changed());
     }
 }
