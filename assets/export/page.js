@@ -566,13 +566,46 @@ piscesData().then((D) => {
     return box;
   }
 
-  // `pisces diff A B`'s report, when the page holds it (every pair of a session with few
-  // leaves), with its sides swapped when B comes first.
-  function report(a, b) {
-    const r = (D.diffs || {})[`${Math.min(a, b)},${Math.max(a, b)}`];
-    if (!r || a < b) return r;
-    return { ...r, summary: { a: r.summary.b, b: r.summary.a }, turns: (r.turns || []).map((t) => ({ ...t, a: t.b, b: t.a })) };
+  // `pisces diff A B`'s report (its summaries and turns), put together from its parts
+  // (`diff::sides`): the two sides cut at the leaves' common ancestor, their turns paired
+  // as the page says, else in order (the leads together, then one by one). `null` when
+  // the page lacks a part (a session past the export's budget).
+  function lca(x, y) {
+    const on = new Set(ancestors(x));
+    for (let e = y; e >= 0; e = D.parents[e]) if (on.has(e)) return e;
+    return -1;
   }
+
+  function report(a, b) {
+    const fork = lca(D.leaves[a].e, D.leaves[b].e);
+    const sa = D.sides[`${fork},${a}`], sb = D.sides[`${fork},${b}`];
+    if (!sa || !sb) return null;
+    const turn = (side, i) => (i === null || i < 0 ? null : D.turnViews[side[1][i]]);
+    const prompts = (side) => new Set(side[1].map((t) => D.turnViews[t].prompt).filter(Boolean).map((p) => p.kind + "\0" + p.text));
+    let pairs = D.aligns[`${Math.min(a, b)},${Math.max(a, b)}`];
+    if (pairs && a > b) pairs = pairs.map(([x, y]) => [y, x]);
+    if (!pairs) {
+      // (Without the page's alignment the turns pair in order, unless the export stopped
+      // short of aligning every pair and these have prompts in common.)
+      if (!D.aligned) { const pb = prompts(sb); if ([...prompts(sa)].some((k) => pb.has(k))) return null; }
+      const lead = (side) => side[1].length > 0 && !D.turnViews[side[1][0]].prompt;
+      const [la, lb] = [lead(sa), lead(sb)];
+      pairs = [];
+      if (la || lb) pairs.push([la ? 0 : -1, lb ? 0 : -1]);
+      const [ra, rb] = [sa[1].length - la, sb[1].length - lb];
+      for (let d = 0; d < Math.max(ra, rb); d++) pairs.push([d < ra ? la + d : -1, d < rb ? lb + d : -1]);
+    }
+    const same = (x, y) => !!x && !!y && (x.prompt && y.prompt ? x.prompt.kind === y.prompt.kind && x.prompt.text === y.prompt.text : !x.prompt && !y.prompt);
+    return {
+      summary: { a: sa[0], b: sb[0] },
+      turns: pairs.map(([i, j], k) => {
+        const [ta, tb] = [turn(sa, i), turn(sb, j)];
+        return { index: k + 1, a: ta, b: tb, samePrompt: same(ta, tb) };
+      }),
+    };
+  }
+
+  window.pisces.report = report;
 
   const passed = (run) => (run ? run.outcome === "ok" && (run.exitCode === null || run.exitCode === 0) : null);
 
@@ -612,11 +645,12 @@ piscesData().then((D) => {
         const row = (x, v) => { const tr = el("tr"); tr.append(el("td", null, x), el("td", null, v)); t.appendChild(tr); };
         row("entries, turns", `${fmtNum(s.entries)}, ${fmtNum(s.turns)}`);
         row("model calls, tool calls", `${fmtNum(s.modelCalls)}, ${fmtNum(s.toolCalls)}`);
-        row("errors", fmtNum(s.errors.length));
-        row("tokens, cost", `${fmtNum(s.usage.tokens)}, ${fmtCost(s.usage.cost)}`);
+        row("errors", fmtNum(s.errors));
+        row("tokens, cost", `${fmtNum(s.tokens)}, ${fmtCost(s.cost)}`);
         row("models", s.models.join(", ") || "–");
         row("files changed", s.filesModified.join(", ") || "–");
-        row("commands", s.commands.map((c) => `${c.command} → ${c.last.exitCode ?? c.last.outcome}`).join("; ") || "–");
+        const more = s.commandCount > s.commands.length ? `${fmtNum(s.commandCount)} commands, the last: ` : "";
+        row("commands", more + s.commands.map((c) => `${c.command} → ${c.exitCode ?? c.outcome}`).join("; ") || "–");
         box.appendChild(t);
         return box;
       };
@@ -637,6 +671,8 @@ piscesData().then((D) => {
       }
       out.appendChild(turns);
     } else {
+      out.appendChild(el("p", "role", "This pair's diff report is not in the page (the export stops at a size); `pisces diff " +
+        `${D.ids[D.leaves[a].e] ?? "#" + D.lines[D.leaves[a].e]} ${D.ids[D.leaves[b].e] ?? "#" + D.lines[D.leaves[b].e]}\` gives it.`));
       sa = side(a, shared);
       sb = side(b, shared);
       pa_ = passed(D.leaves[a].branch.lastTestRun);

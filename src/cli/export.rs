@@ -30,9 +30,9 @@ Examples:
 /// call with its result under it, long outputs cut with a "show all", images inline,
 /// compaction and branch summaries marked. Above it, the branch's facts: tokens, cost,
 /// model, time, the files it changed, and how its last test command ended. "Compare" sets
-/// two leaves side by side from their fork point as `pisces diff` reports them (for
-/// sessions of up to 16 leaves; beyond, each side's messages and facts), with the side
-/// whose tests pass marked.
+/// two leaves side by side from their fork point as `pisces diff` reports them, with the
+/// side whose tests pass marked (on a very large session, the pairs that part late; for
+/// the others, each side's messages and facts).
 /// Clicking an entry shows the newest leaf below it (or the one shown, when the entry is on
 /// its path) and scrolls to the entry's message. `page.html#ID` opens at entry ID. Session
 /// text is shown as text, never run or rendered as markup. Light or dark follows the system

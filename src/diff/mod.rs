@@ -16,6 +16,7 @@ mod calls;
 mod facts;
 mod files;
 mod fork;
+pub mod sides;
 mod summary;
 pub mod text;
 mod turns;
@@ -549,32 +550,52 @@ pub fn compare(a: &Input, b: &Input, opts: &Options) -> Result<Report, Unreadabl
 /// side): tokens, cost, models, files, commands and the last test run. `pisces export`
 /// shows it for every leaf. Each entry is read once, however many branches share it.
 pub fn branches(s: &Session, leaves: &[EntryIdx]) -> Result<Vec<SideSummary>, Unreadable> {
-    let mut wanted = vec![false; s.entries.len()];
-    let mut entries = Vec::new();
-    for &leaf in leaves {
-        let mut cur = Some(leaf);
-        while let Some(c) = cur.filter(|c| !wanted[c.get()]) {
-            wanted[c.get()] = true;
-            entries.push(c);
-            cur = s.parent(c);
-        }
-    }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    let mut by_entry: Vec<Option<facts::Fact>> = vec![None; s.entries.len()];
-    for f in facts::extract(s, &entries, threads)? {
-        let at = f.entry.get();
-        by_entry[at] = Some(f);
-    }
+    branches_of(s, leaves, &PathFacts::read(s, leaves)?)
+}
+
+/// [`branches`] from facts already read.
+pub fn branches_of(s: &Session, leaves: &[EntryIdx], facts: &PathFacts) -> Result<Vec<SideSummary>, Unreadable> {
     leaves
         .iter()
         .map(|&leaf| {
             let path = s.path_to(leaf);
-            let facts: Vec<facts::Fact> = path.iter().filter_map(|e| by_entry[e.get()].clone()).collect();
+            let facts = facts.of(&path);
             let mut sum = summary::side(s, &path, 0, &facts)?;
             sum.turns = turns::split(s, &facts).len();
             Ok(sum)
         })
         .collect()
+}
+
+/// What the diff reads of every entry on some leaves' paths: each entry read once (on every
+/// core), however many of the paths share it, for all that is then computed from them.
+pub struct PathFacts(Vec<Option<facts::Fact>>);
+
+impl PathFacts {
+    pub fn read(s: &Session, leaves: &[EntryIdx]) -> Result<PathFacts, Unreadable> {
+        let mut wanted = vec![false; s.entries.len()];
+        let mut entries = Vec::new();
+        for &leaf in leaves {
+            let mut cur = Some(leaf);
+            while let Some(c) = cur.filter(|c| !wanted[c.get()]) {
+                wanted[c.get()] = true;
+                entries.push(c);
+                cur = s.parent(c);
+            }
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let mut by_entry: Vec<Option<facts::Fact>> = vec![None; s.entries.len()];
+        for f in facts::extract(s, &entries, threads)? {
+            let at = f.entry.get();
+            by_entry[at] = Some(f);
+        }
+        Ok(PathFacts(by_entry))
+    }
+
+    /// The facts of `path` (entries whose facts were read), in its order.
+    fn of(&self, path: &[EntryIdx]) -> Vec<facts::Fact> {
+        path.iter().filter_map(|e| self.0[e.get()].clone()).collect()
+    }
 }
 
 fn side_info(x: &Input, path: &[EntryIdx], divergent: usize) -> SideInfo {

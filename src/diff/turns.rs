@@ -85,17 +85,16 @@ pub(super) fn align<'t>(
     fb: &[Fact],
     tb: &'t [Span],
 ) -> Vec<(Option<&'t Span>, Option<&'t Span>)> {
-    let mut pairs = Vec::new();
-    let lead = |t: &'t [Span]| match t.first() {
-        Some(x) if x.prompt.is_none() => (Some(x), &t[1..]),
-        _ => (None, t),
-    };
-    let (la, ra) = lead(ta);
-    let (lb, rb) = lead(tb);
-    if la.is_some() || lb.is_some() {
-        pairs.push((la, lb));
-    }
-    let key = |facts: &[Fact], t: &Span| -> u64 {
+    let (lead_a, ka) = keys(fa, ta);
+    let (lead_b, kb) = keys(fb, tb);
+    align_keys(lead_a, &ka, lead_b, &kb).into_iter().map(|(x, y)| (x.map(|i| &ta[i]), y.map(|j| &tb[j]))).collect()
+}
+
+/// Whether a side's first turn is the part continuing across the fork point (no prompt),
+/// and the keys its other turns are aligned by: their prompts' kind and text, hashed.
+pub(super) fn keys(facts: &[Fact], turns: &[Span]) -> (bool, Vec<u64>) {
+    let lead = turns.first().is_some_and(|t| t.prompt.is_none());
+    let key = |t: &Span| -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = rustc_hash::FxHasher::default();
         if let Some(FactKind::Prompt(p)) = t.prompt.map(|k| &facts[k].kind) {
@@ -104,33 +103,42 @@ pub(super) fn align<'t>(
         }
         h.finish()
     };
-    let ka: Vec<u64> = ra.iter().map(|t| key(fa, t)).collect();
-    let kb: Vec<u64> = rb.iter().map(|t| key(fb, t)).collect();
+    (lead, turns[usize::from(lead)..].iter().map(key).collect())
+}
+
+/// [`align`] on the sides' [`keys`]: pairs of indices into each side's turns.
+pub(super) fn align_keys(lead_a: bool, ka: &[u64], lead_b: bool, kb: &[u64]) -> Vec<(Option<usize>, Option<usize>)> {
+    let mut pairs = Vec::new();
+    if lead_a || lead_b {
+        pairs.push((lead_a.then_some(0), lead_b.then_some(0)));
+    }
+    // (Indices of the turns after the leads.)
+    let (oa, ob) = (usize::from(lead_a), usize::from(lead_b));
+    let a = |d: usize| (d < ka.len()).then_some(oa + d);
+    let b = |d: usize| (d < kb.len()).then_some(ob + d);
     // Too many turns, or no prompt in common (attempts usually differ in every prompt):
     // pair in order.
     let in_b: rustc_hash::FxHashSet<u64> = kb.iter().copied().collect();
     if ka.len() + kb.len() > MAX_ALIGNED_TURNS || !ka.iter().any(|k| in_b.contains(k)) {
-        for d in 0..ra.len().max(rb.len()) {
-            pairs.push((ra.get(d), rb.get(d)));
+        for d in 0..ka.len().max(kb.len()) {
+            pairs.push((a(d), b(d)));
         }
         return pairs;
     }
-    for op in capture_diff_slices(Algorithm::Patience, &ka, &kb) {
+    for op in capture_diff_slices(Algorithm::Patience, ka, kb) {
         match op {
             DiffOp::Equal { old_index, new_index, len } => {
-                for d in 0..len {
-                    pairs.push((Some(&ra[old_index + d]), Some(&rb[new_index + d])));
-                }
+                pairs.extend((0..len).map(|d| (a(old_index + d), b(new_index + d))));
             }
             DiffOp::Delete { old_index, old_len, .. } => {
-                pairs.extend((0..old_len).map(|d| (Some(&ra[old_index + d]), None)));
+                pairs.extend((0..old_len).map(|d| (a(old_index + d), None)));
             }
             DiffOp::Insert { new_index, new_len, .. } => {
-                pairs.extend((0..new_len).map(|d| (None, Some(&rb[new_index + d]))));
+                pairs.extend((0..new_len).map(|d| (None, b(new_index + d))));
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 for d in 0..old_len.max(new_len) {
-                    pairs.push(((d < old_len).then(|| &ra[old_index + d]), (d < new_len).then(|| &rb[new_index + d])));
+                    pairs.push(((d < old_len).then(|| oa + old_index + d), (d < new_len).then(|| ob + new_index + d)));
                 }
             }
         }

@@ -52,17 +52,14 @@ pub struct LeafPage {
 pub struct Page {
     pub leaves: Vec<LeafPage>,
     pub messages: Vec<Message>,
-    /// `pisces diff --format json` for pairs of leaves (numbers into `leaves`, the first
-    /// smaller): every pair when there are at most [`DIFFED_LEAVES`] leaves.
-    pub diffs: Vec<(usize, usize, String)>,
+    /// The parts of `pisces diff`'s report for any two leaves, which the page puts
+    /// together (numbers into `leaves`).
+    pub sides: diff::sides::Sides,
 }
 
-/// Up to this many leaves, the page holds the diff report of every pair of them (120
-/// reports); beyond, its compare view shows each side's own messages and facts only ...
-pub const DIFFED_LEAVES: usize = 16;
-
-/// ... and when the reports read at most this many path entries in all.
-pub const DIFF_BUDGET: usize = 2_000_000;
+/// The sides of the reports read at most about this many path entries in all (past it,
+/// the compare view shows, for a pair without them, each side's own messages and facts).
+pub const DIFF_BUDGET: usize = 1_000_000;
 
 /// One leaf's context as built: each message with the entry it came from, serialized; the
 /// model in effect.
@@ -100,7 +97,9 @@ pub fn page(s: &Session) -> Result<Page, Unreadable> {
             .collect()
     };
     let built = crate::session::on_two_threads(ends.len(), 8, build)?;
-    let branches = diff::branches(s, &ends)?;
+    let facts = diff::PathFacts::read(s, &ends)?;
+    let branches = diff::branches_of(s, &ends, &facts)?;
+    let sides = diff::sides::for_page(s, &ends, &facts, DIFF_BUDGET)?;
     let mut messages: Vec<Message> = Vec::new();
     let mut seen: FxHashMap<(EntryIdx, String), u32> = FxHashMap::default();
     let mut pages = Vec::with_capacity(leaves.len());
@@ -116,28 +115,5 @@ pub fn page(s: &Session) -> Result<Page, Unreadable> {
             .collect();
         pages.push(LeafPage { leaf, messages: numbers, model, branch });
     }
-    let mut diffs = Vec::new();
-    // (Each report reads both paths: a few very long branches would make it minutes.)
-    let lengths: Vec<usize> = pages.iter().map(|p| s.path_to(p.leaf.entry).len()).collect();
-    let work: usize =
-        (0..lengths.len()).map(|a| (a + 1..lengths.len()).map(|b| lengths[a] + lengths[b]).sum::<usize>()).sum();
-    if pages.len() <= DIFFED_LEAVES && work <= DIFF_BUDGET {
-        let opts = diff::Options { context: 0, stat: false, text_diffs: false };
-        for a in 0..pages.len() {
-            for b in a + 1..pages.len() {
-                let side = |k: usize| {
-                    let leaf = pages[k].leaf.entry;
-                    (leaf, s.display_id(leaf).into_owned())
-                };
-                let ((la, ra), (lb, rb)) = (side(a), side(b));
-                let report = diff::compare(
-                    &diff::Input { session: s, leaf: la, rev: &ra },
-                    &diff::Input { session: s, leaf: lb, rev: &rb },
-                    &opts,
-                )?;
-                diffs.push((a, b, serde_json::to_string(&report).expect("a report serializes")));
-            }
-        }
-    }
-    Ok(Page { leaves: pages, messages, diffs })
+    Ok(Page { leaves: pages, messages, sides })
 }

@@ -204,16 +204,40 @@ fn write_data(w: &mut dyn Write, s: &Session, view: &TreeView, page: &Page, gene
         w.write_all(m.json.as_bytes())?;
         w.write_all(b"]")?;
     }
-    // The diff reports, by "A,B" (numbers into `leaves`).
-    write!(w, "],\"diffs\":{{")?;
-    for (k, (a, b, report)) in page.diffs.iter().enumerate() {
+    // The parts of the diff reports (`diff::sides`): the turns, each once; the sides by
+    // "FORK,LEAF" (FORK an entry number, -1 for none; LEAF a number into `leaves`), each
+    // its summary and its turns; the alignments by "A,B" that are not in order.
+    let sides = &page.sides;
+    write!(w, "],\"turnViews\":[")?;
+    for (k, t) in sides.turns.iter().enumerate() {
         if k > 0 {
             w.write_all(b",")?;
         }
-        write!(w, "\"{a},{b}\":")?;
-        w.write_all(report.as_bytes())?;
+        w.write_all(t.as_bytes())?;
     }
-    w.write_all(b"}}")
+    write!(w, "],\"sides\":{{")?;
+    for (k, (fork, leaf, summary, turns)) in sides.sides.iter().enumerate() {
+        if k > 0 {
+            w.write_all(b",")?;
+        }
+        let fork = fork.map_or(-1, |f| f.get() as i64);
+        write!(w, "\"{fork},{leaf}\":[")?;
+        w.write_all(summary.as_bytes())?;
+        write!(w, ",")?;
+        json(w, turns)?;
+        w.write_all(b"]")?;
+    }
+    write!(w, "}},\"aligns\":{{")?;
+    for (k, (a, b, pairs)) in sides.aligns.iter().enumerate() {
+        if k > 0 {
+            w.write_all(b",")?;
+        }
+        let pairs: Vec<[i64; 2]> =
+            pairs.iter().map(|&(x, y)| [x.map_or(-1, |x| x as i64), y.map_or(-1, |y| y as i64)]).collect();
+        write!(w, "\"{a},{b}\":")?;
+        json(w, &pairs)?;
+    }
+    write!(w, "}},\"sidesComplete\":{},\"aligned\":{}}}", sides.complete, sides.aligned)
 }
 
 /// For each row of `view`, the row after its subtree (rows are in depth-first order: a

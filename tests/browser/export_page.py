@@ -8,6 +8,8 @@ Checks, on pages exported from the corpus and from a session made to attack the 
   - folding hides a branch and unfolding brings it back;
   - search finds a message and clicking the hit shows it;
   - the compare view marks the side whose last test run passed, as `pisces diff` reads it;
+  - the diff report the page puts together for a pair of leaves is `pisces diff`'s, for
+    every pair of a corpus session and of one with 25 leaves (many_leaves.py);
   - a deep link (#ID) opens at that entry;
   - nothing is fetched but the page itself (the browser's own network log);
   - script, image and link payloads in session text stay inert text.
@@ -28,6 +30,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import many_leaves  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAILURES = []
@@ -314,6 +319,60 @@ def check_compare(d, binary, session, data, a_id, b_id, shots):
     print(f"ok: compare marks the passing side ({'A' if want[0] else 'B'})", flush=True)
 
 
+LAST_COMMANDS = 8  # diff::sides::LAST_COMMANDS
+
+
+def digest(side):
+    """What the page shows of a side's summary in `pisces diff --format json`: the numbers,
+    the models and files, the last commands (diff::sides::Digest)."""
+    run = lambda command, r: {"command": command, "outcome": r["outcome"], "exitCode": r.get("exitCode")}
+    cmds = side["commands"]
+    last = side["lastTestRun"]
+    return {
+        "entries": side["entries"], "turns": side["turns"], "modelCalls": side["modelCalls"],
+        "toolCalls": side["toolCalls"], "errors": len(side["errors"]), "tokens": side["usage"]["tokens"],
+        "cost": side["usage"]["cost"], "models": side["models"], "filesModified": side["filesModified"],
+        "commandCount": len(cmds), "commands": [run(c["command"], c["last"]) for c in cmds[-LAST_COMMANDS:]],
+        "lastTestRun": run(last["command"], last) if last else None,
+    }
+
+
+def check_reports(d, binary, session, data, pairs):
+    """The page's diff report of each pair (`window.pisces.report`, what the compare view
+    draws) is `pisces diff`'s: the two summaries and the turns, aligned alike."""
+    ids = [data["ids"][l["e"]] for l in data["leaves"]]
+    aligned = 0
+    for a, b in pairs:
+        got = d.js("return window.pisces.report(arguments[0], arguments[1])", a, b)
+        want = json.loads(pisces(binary, "diff", session, ids[a], ids[b], "--format", "json", ok=(0, 1)))
+        want = {"summary": {k: digest(want["summary"][k]) for k in ("a", "b")},
+                "turns": [{k: t[k] for k in ("index", "a", "b", "samePrompt")} for t in want["turns"]]}
+        if got != want:
+            part = "summaries" if got and got["summary"] != want["summary"] else "turns"
+            fail(f"{os.path.basename(session)}: the page's report of leaves {ids[a]} and {ids[b]} differs from `pisces diff` in its {part}")
+            return
+        aligned += sum(1 for t in want["turns"] if t["samePrompt"])
+    print(f"ok: {os.path.basename(session)}: {len(pairs)} pairs of {len(ids)} leaves report as `pisces diff` does "
+          f"({aligned} turns paired by their prompts)", flush=True)
+    return aligned
+
+
+def check_compare_view(d, data):
+    """The compare view of two leaves past the 16th draws the report's turns."""
+    d.click("#cmp-toggle")
+    n = len(data["leaves"])
+    d.js("""
+      const a = document.getElementById('cmp-a'), b = document.getElementById('cmp-b');
+      a.value = String(arguments[0]); b.value = String(arguments[1]);
+      b.dispatchEvent(new Event('change'));
+    """, n - 1, n - 2)
+    want = d.js("return window.pisces.report(arguments[0], arguments[1]).turns.map(t => t.index)", n - 1, n - 2)
+    turns = d.js("return [...document.querySelectorAll('#compare .turn')].map(t => Number(t.dataset.turn))")
+    if turns != want or not turns:
+        fail(f"compare view of leaves {n - 1} and {n - 2}: turns {turns}, the report has {want}")
+    print(f"ok: the compare view draws leaves {n - 1} and {n - 2}'s report ({len(turns)} turns)", flush=True)
+
+
 def check_deep_link(d, page, data):
     # An entry in the middle of some leaf's path that has a message of its own.
     target = None
@@ -451,6 +510,22 @@ def main():
                 d.go("file://" + page)
                 check_compare(d, args.pisces, session, data, "3cdc3441", *[
                     data["ids"][l["e"]] for l in data["leaves"] if data["ids"][l["e"]] != "3cdc3441"][:1], shots=args.out)
+            n = len(data["leaves"])
+            check_reports(d, args.pisces, session, data, [(a, b) for a in range(n) for b in range(n) if a != b])
+        # Past a handful of leaves (the page once held whole reports for up to 16): every
+        # pair's report is put together in the page.
+        many = os.path.join(tmp, "many-leaves.jsonl")
+        many_leaves.make(two, many)
+        page = export(args.pisces, many, args.out)
+        pages.append(page)
+        data = check_leaves(d, args.pisces, many, page)
+        n = len(data["leaves"])
+        if n <= 16:
+            fail(f"many-leaves.jsonl has {n} leaves; it was made to have more than 16")
+        if check_reports(d, args.pisces, many, data, [(a, b) for a in range(n) for b in range(a + 1, n)] + [(n - 1, 0), (5, 2)]) == 0:
+            fail("many-leaves.jsonl: no turns were paired by their prompts; the alignment went untested")
+        check_compare_view(d, data)
+        d.screenshot(os.path.join(args.out, "many-leaves-compare.png"))
         pages.append(check_hostile(d, args.pisces, tmp, args.out))
         check_network(d, pages)
     except Exception as e:
