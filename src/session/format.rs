@@ -115,6 +115,11 @@ pub struct Companion {
     pub limit: Option<u64>,
 }
 
+/// `message.model` of an entry in the common shape, when a string.
+pub fn model_of(entry: &Value) -> Option<String> {
+    entry.get("message").and_then(|m| m.get("model")).and_then(Value::as_str).map(str::to_string)
+}
+
 /// What the format alone knows how to do with one loaded session.
 pub trait Dialect: Send + Sync {
     fn info(&self) -> &'static FormatInfo;
@@ -167,6 +172,27 @@ pub trait Dialect: Send + Sync {
 
     /// The tokens and cost entry `i` adds to its path (each model response counted once).
     fn usage(&self, s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable>;
+
+    /// The model entry `i`'s message names (`message.model` of [`Dialect::entry`], when a
+    /// string). `ls` reads it of every reply: where the line already is the entry, only
+    /// that field is read of it (the content is skipped unbuilt), else the entry is built.
+    fn model(&self, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
+        #[derive(serde::Deserialize)]
+        struct Line {
+            message: Option<Message>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Message {
+            model: Option<Value>,
+        }
+        // (A line that does not fit, a duplicate key say, is read whole as below.)
+        if self.lines_are_entries() {
+            if let Ok(l) = serde_json::from_slice::<Line>(s.raw_line(i)) {
+                return Ok(l.message.and_then(|m| m.model).and_then(|m| m.as_str().map(str::to_string)));
+            }
+        }
+        Ok(model_of(&self.entry(s, i)?))
+    }
 
     /// The model response entry `i` records, as `pisces stats` counts it across sessions:
     /// [`Dialect::usage`] with a key that is the same wherever a fork or a copy carries the

@@ -77,16 +77,17 @@ pub fn summarize(s: &Session, name: String) -> Result<Summary, Unreadable> {
             sum.totals.add(&u);
         }
         let e = &s.entries[i];
-        let wanted = e.role == Role::Assistant || e.kind == EntryType::ModelChange;
-        if !(wanted || first_prompt.is_none() && e.role == Role::User) {
+        if e.role == Role::Assistant {
+            models.extend(d.model(s, i).ok().flatten());
+            continue;
+        }
+        if !(e.kind == EntryType::ModelChange || first_prompt.is_none() && e.role == Role::User) {
             continue;
         }
         let Ok(v) = d.entry(s, i) else { continue };
         let m = v.get("message");
         if e.kind == EntryType::ModelChange {
             models.extend(v.get("modelId").and_then(Value::as_str).map(str::to_string));
-        } else if e.role == Role::Assistant {
-            models.extend(m.and_then(|m| m.get("model")).and_then(Value::as_str).map(str::to_string));
         } else if first_prompt.is_none() {
             let text = content_text_joined(m.and_then(|m| m.get("content")), " ");
             if !text.trim().is_empty() {

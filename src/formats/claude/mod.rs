@@ -332,6 +332,17 @@ impl Dialect for Claude {
         usage::entry_usage(s, self, i)
     }
 
+    /// `message.model` read where the index found it (the entry's `model` is that value).
+    fn model(&self, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
+        let assistant = s.entries[i].role == crate::session::Role::Assistant;
+        let at = self.lines[i.get()].reply.filter(|_| assistant).and_then(|r| r.model);
+        let raw = at.and_then(|(a, b)| s.raw_line(i).get(a as usize..b as usize));
+        if let Some(Ok(m)) = raw.map(serde_json::from_slice::<load::Str>) {
+            return Ok(m.0.map(std::borrow::Cow::into_owned));
+        }
+        Ok(crate::session::format::model_of(&self.entry(s, i)?))
+    }
+
     fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
         usage::response(s, self, i)
     }
