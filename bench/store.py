@@ -9,7 +9,7 @@ The store (target/bench/store-<N>/home, made once and reused): Claude Code sessi
 sessions (../shared/bench/gen-session.py, else the pi corpus), oh-my-pi sessions (the omp
 corpus) and the OpenClaw corpus's state folder. A few dozen files of each are generated
 with different sizes and seeds; the rest are copies of them with every id changed (uuids,
-8-hex ids, `msg_`/`req_`/`toolu_`/`call_` ids, the same length, so a Codex fork's byte
+8-hex ids, `msg_`/`req_`/`toolu_`/`call_`/`resp_` ids, the same length, so a Codex fork's byte
 offsets into its parent still hold), so that no two sessions share an entry or a response.
 
 Measured, each command once per round, round after round (so that a slow moment of the
@@ -47,7 +47,7 @@ SHARED_GEN = REPO.parent / "shared" / "bench" / "gen-session.py"
 CCUSAGE_VERSION = "20.0.24"
 
 ID_HEX = re.compile(rb'(?<=")[0-9a-f]{8}(?=[-"])')
-ID_TOKEN = re.compile(rb"((?:msg|req|toolu|call)_)([A-Za-z0-9]{12,})")
+ID_TOKEN = re.compile(rb"((?:msg|req|toolu|call|resp)_)([A-Za-z0-9]{12,})")
 SESSION_ID = re.compile(rb'"(?:sessionId|id)":"([0-9a-f-]{36})"')
 NAME_HEX = re.compile(r"[0-9a-f]{8}(?=-[0-9a-f]{4}-)")
 B36 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -241,12 +241,13 @@ def main() -> int:
 
     def totals_pisces(raw):
         d = json.loads(raw)
-        t = d.get("totals") or d.get("total") or {}
-        return t.get("tokens"), t.get("cost")
+        u = (d.get("total") or {}).get("usage") or {}
+        return u.get("tokens"), u.get("cost"), d.get("sessions")
 
     def totals_ccusage(raw):
-        t = json.loads(raw).get("totals") or {}
-        return t.get("totalTokens"), t.get("totalCost")
+        d = json.loads(raw)
+        t = d.get("totals") or {}
+        return t.get("totalTokens"), t.get("totalCost", t.get("costUSD")), len(d.get("sessions") or [])
 
     lines = ls_lines = None
     try:
@@ -270,7 +271,8 @@ def main() -> int:
     for agent in ("claude", "codex"):
         ours = totals_pisces(answers[f"pisces stats --agent {agent} (cold)"])
         theirs = totals_ccusage(answers[f"ccusage {agent} session"])
-        total_rows.append(f"| {agent} | {ours[0]:,} tokens, ${ours[1]:,.2f} | {theirs[0]:,} tokens, ${theirs[1]:,.2f} |"
+        total_rows.append(f"| {agent} | {ours[2]} sessions, {ours[0]:,} tokens, ${ours[1]:,.2f} | "
+                          f"{theirs[2]} sessions, {theirs[0]:,} tokens, ${theirs[1]:,.2f} |"
                           if None not in ours + theirs else f"| {agent} | {ours} | {theirs} |")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     s = meta["sessions"]
@@ -291,7 +293,9 @@ def main() -> int:
         "|---|---|---|",
         *[f"| {c} | {m} | **{'PASS' if ok else 'FAIL'}** |" for c, m, ok in checks],
         "",
-        "Totals of the same sessions (pisces counts each response once; ccusage as it counts):",
+        "Totals over the same files (pisces counts each response once, a fork's inherited ones with its parent; ccusage "
+        "as it counts, with its own prices offline; the sessions are generated, so these only show that both read them: "
+        "README's `stats` section compares the two on the clients' own files):",
         "",
         "| agent | pisces stats | ccusage |",
         "|---|---|---|",

@@ -36,10 +36,10 @@ REPO = Path(__file__).resolve().parent.parent.parent
 PISCES = REPO / "target" / "release" / "pisces"
 
 
-def claude_client(turns):
-    """Runs Claude Code: a first prompt, then `--resume` TURNS times. Yields the session file
-    once it exists (from the generator's first step), then runs to the end."""
-    sys.path.insert(0, str(REPO / "tools" / "claude-oracle"))
+def start(oracle_dir):
+    """The oracle's modules (`tools/<oracle_dir>/`: `oracle.py`, `scenarios.py`), a fresh
+    scratch home with the scenarios' project, and its namespace with the scripted model."""
+    sys.path.insert(0, str(REPO / "tools" / oracle_dir))
     import oracle
     import scenarios
 
@@ -48,7 +48,13 @@ def claude_client(turns):
     script.write_text(json.dumps(scenarios.SCRIPT))
     oracle.reset_scratch()
     scenarios.write_project()
-    ns = oracle.Namespace(script)
+    return oracle, scenarios, oracle.Namespace(script)
+
+
+def claude_client(turns):
+    """Runs Claude Code: a first prompt, then `--resume` TURNS times. Yields the session file
+    once it exists (from the generator's first step), then runs to the end."""
+    oracle, scenarios, ns = start("claude-oracle")
     try:
         sid = scenarios.prompt(ns, "List the project [[b-start]]")["session_id"]
         yield oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli" / f"{sid}.jsonl"
@@ -60,16 +66,7 @@ def claude_client(turns):
 
 def codex_client(turns):
     """Runs Codex CLI: `exec`, then `exec resume` TURNS times."""
-    sys.path.insert(0, str(REPO / "tools" / "codex-oracle"))
-    import oracle
-    import scenarios
-
-    script = oracle.RUN / "script.json"
-    oracle.RUN.mkdir(parents=True, exist_ok=True)
-    script.write_text(json.dumps(scenarios.SCRIPT))
-    oracle.reset_scratch()
-    scenarios.write_project()
-    ns = oracle.Namespace(script)
+    oracle, scenarios, ns = start("codex-oracle")
     try:
         tid = scenarios.new(ns, "Why does npm test fail? [[look]]")
         files = [f for f in oracle.rollouts() if tid in f.name]
@@ -85,16 +82,7 @@ def codex_client(turns):
 def openclaw_client(turns):
     """Runs OpenClaw: `agent --local`, then `--session-id` TURNS times; the session is
     named `openclaw:main/<id>` in the state folder, which `OPENCLAW_STATE_DIR` names."""
-    sys.path.insert(0, str(REPO / "tools" / "openclaw-oracle"))
-    import oracle
-    import scenarios
-
-    script = oracle.RUN / "script.json"
-    oracle.RUN.mkdir(parents=True, exist_ok=True)
-    script.write_text(json.dumps(scenarios.SCRIPT))
-    oracle.reset_scratch()
-    scenarios.write_project()
-    ns = oracle.Namespace(script)
+    oracle, scenarios, ns = start("openclaw-oracle")
     try:
         sid, r = scenarios.turn(ns, "main", "How many notes are there? [[t2]]", session_key="agent:main:main")
         if not sid:
