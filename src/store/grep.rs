@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use regex_syntax::hir::{Class, Hir, HirKind};
+use regex_syntax::hir::{Capture, Class, Hir, HirKind, Repetition};
 use serde_json::Value;
 
 use crate::session::format::Unreadable;
@@ -97,7 +97,10 @@ impl Query {
                     None
                 } else {
                     Some(Prefilter {
-                        regex: regex::bytes::Regex::new(&p)?,
+                        // (Without its anchors and word boundaries: in a raw line they fall
+                        // elsewhere than in the text, `^` before the line's `{`, a `\b`
+                        // not after the `n` of an escaped newline.)
+                        regex: regex::bytes::Regex::new(&without_looks(&hir).to_string())?,
                         escapes: memchr::memmem::Finder::new(if can.non_ascii { b"\\u" as &[u8] } else { b"\0\0" })
                             .into_owned(),
                         slash: can.slash,
@@ -139,6 +142,18 @@ struct Reach {
     escaped: bool,
     non_ascii: bool,
     slash: bool,
+}
+
+/// `h` with its anchors and word boundaries taken out: it matches wherever `h` does, and more.
+fn without_looks(h: &Hir) -> Hir {
+    match h.kind() {
+        HirKind::Look(_) => Hir::empty(),
+        HirKind::Repetition(r) => Hir::repetition(Repetition { sub: Box::new(without_looks(&r.sub)), ..r.clone() }),
+        HirKind::Capture(c) => Hir::capture(Capture { sub: Box::new(without_looks(&c.sub)), ..c.clone() }),
+        HirKind::Concat(hs) => Hir::concat(hs.iter().map(without_looks).collect()),
+        HirKind::Alternation(hs) => Hir::alternation(hs.iter().map(without_looks).collect()),
+        _ => h.clone(),
+    }
 }
 
 fn reach(h: &Hir) -> Reach {

@@ -455,7 +455,7 @@ fn grep_safe() -> TestResult {
 
 /// Patterns over every corpus: plain words, what JSON escapes, non-ASCII, case folding,
 /// word boundaries, classes that take a quote, line breaks.
-const PATTERNS: [(&str, &str, &[&str]); 12] = [
+const PATTERNS: [(&str, &str, &[&str]); 14] = [
     ("word", "test", &[]),
     ("ignore_case", "TODO", &["-i"]),
     ("whole_word", "fix", &["-w"]),
@@ -468,6 +468,9 @@ const PATTERNS: [(&str, &str, &[&str]); 12] = [
     ("any_char", "a.b", &[]),
     ("negated_class", "[^a-z ]{3}x", &[]),
     ("tool_args", "command\\tnpm", &[]),
+    // Anchors and word boundaries fall elsewhere in a raw line than in the text.
+    ("line_start", "^Fixed", &[]),
+    ("word_after_newline", "\\bTAP", &[]),
 ];
 
 /// The corpora, each a list of session files (or names).
