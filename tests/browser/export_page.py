@@ -481,6 +481,7 @@ def main():
         print("Chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver)", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
+    os.environ["OPENCLAW_STATE_DIR"] = os.path.join(REPO, "testdata/openclaw-2026.9.6/state")
     tmp = tempfile.mkdtemp(prefix="pisces-browser-")
     d = Driver(chromedriver, chromium)
     pages = []
@@ -493,6 +494,10 @@ def main():
             os.path.join(REPO, "testdata/pi-1.6.0/11-bash-and-images.jsonl"),
             os.path.join(REPO, "testdata/claude-code-2.1.332/01-tool-calls.jsonl"),
             os.path.join(REPO, "testdata/codex-0.171.0/05-two-fixes"),
+            os.path.join(REPO, "testdata/omp-18.2.3/home/.omp/agent/sessions/-projects-05-errors-dangling-work"),
+            os.path.join(REPO, "testdata/omp-18.2.3/home/.omp/agent/sessions/-projects-13-branch-summary-work"),
+            # (A session in OpenClaw's database, named as pisces names it there.)
+            "openclaw:main/3eca4d2c-96e2-4ce8-a857-a78a504cf6d9",
         ]:
             if os.path.isdir(session):
                 session = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(session) for f in fs if f.endswith(".jsonl"))[0]
