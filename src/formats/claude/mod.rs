@@ -73,6 +73,13 @@ impl Format for ClaudeFormat {
     /// `Yes` when a line in the head is an object with a `sessionId` and either a `uuid`
     /// with `parentUuid`, or a type only Claude Code writes.
     fn sniff(&self, head: &[u8]) -> Fit {
+        // Every line it takes names a `sessionId` or a `leafUuid`: a head without either key
+        // (nor a `\u` escape, which could spell one) is another agent's, read no further.
+        // (Store discovery sniffs every file: parsing the lines of each was most of a warm `ls`.)
+        let has = |k: &[u8]| memchr::memmem::find(head, k).is_some();
+        if !has(b"\"sessionId\"") && !has(b"\"leafUuid\"") && !has(b"\\u") {
+            return Fit::No;
+        }
         for line in head.split(|&b| b == b'\n').take(64) {
             let Ok(v) = serde_json::from_slice::<load::Head>(line) else { continue };
             let ty = v.ty.as_deref().unwrap_or_default();
@@ -453,4 +460,23 @@ fn findings(s: &Session) -> Vec<Finding> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick refusal (no `sessionId` / `leafUuid` key in the head) refuses only what the
+    /// line-by-line read refuses: a key spelled with an escape is still read.
+    #[test]
+    fn sniff_refuses_quickly_only_what_it_would_refuse() {
+        let claude =
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}"#;
+        let escaped = r#"{"type":"user","uuid":"u1","parentUuid":null,"session\u0049d":"s","message":{"role":"user","content":"hi"}}"#;
+        let summary = r#"{"type":"summary","summary":"t","leafUuid":"u9"}"#;
+        let pi = r#"{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+        for (head, want) in [(claude, Fit::Yes), (escaped, Fit::Yes), (summary, Fit::Yes), (pi, Fit::No)] {
+            assert_eq!(ClaudeFormat.sniff(head.as_bytes()), want, "{head}");
+        }
+    }
 }
