@@ -120,6 +120,10 @@ pub(super) struct Head<'a> {
     /// Where `message.model` and `message.usage` are (filled by `scan::head`).
     #[serde(skip)]
     pub reply: Option<ReplySpans>,
+    /// Where the `timestamp` value is, when the line has one such key (filled by
+    /// `scan::head`).
+    #[serde(skip)]
+    pub time: Option<(u32, u32)>,
 }
 
 /// What the index reads of a line's `message`.
@@ -437,6 +441,7 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             tool_result: ty == "user" && some_results,
             sidechain: head.is_sidechain.as_ref().and_then(Value::as_bool).unwrap_or(false),
             reply: head.reply.filter(|_| ty == "assistant"),
+            time: head.time,
         });
         part.entries.push(e);
     }

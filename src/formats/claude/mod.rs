@@ -119,6 +119,8 @@ pub struct Line {
     /// usage is read without parsing the line; `None` when the index did not find them so
     /// (the line is parsed then).
     pub reply: Option<ReplySpans>,
+    /// Where the line's `timestamp` value is; `None`: read from the whole line.
+    pub time: Option<(u32, u32)>,
 }
 
 /// Byte ranges in a line of its `message.model` and `message.usage` values, each when it
@@ -311,8 +313,13 @@ impl Dialect for Claude {
         entries::entry(s, self, i)
     }
 
+    /// Read at the `timestamp` value the index found, else from the whole line.
     fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
-        entries::line_time(s.raw_line(i))
+        let raw = s.raw_line(i);
+        match self.lines[i.get()].time.and_then(|(a, b)| raw.get(a as usize..b as usize)) {
+            Some(v) => serde_json::from_slice::<load::Str>(v).ok()?.0.and_then(|t| crate::session::js::parse_date(&t)),
+            None => entries::line_time(raw),
+        }
     }
 
     fn preview(&self, s: &Session, i: EntryIdx, max: usize) -> String {

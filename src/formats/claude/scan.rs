@@ -132,6 +132,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
     // `message.model` and `message.usage` where each is once in the only `message`.
     let mut messages = 0;
     let (mut models, mut usages, mut spans) = (0, 0, ReplySpans::default());
+    let (mut times, mut time) = (0, None);
     members_at(st, line, 0, |k, at| {
         if k == b"message" {
             messages += 1;
@@ -170,6 +171,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
             b"sessionId" if header => h.session_id = string(v)?,
             b"cwd" if header => h.cwd = string(v)?,
             b"version" if header => h.version = string(v)?,
+            b"timestamp" => (times, time) = (times + 1, Some((at as u32, end as u32))),
             b"subtype" => h.subtype = string(v)?,
             b"leafUuid" => h.leaf_uuid = string(v)?,
             b"summary" => h.summary = string(v)?,
@@ -188,6 +190,10 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
     // (A line longer than 4 GiB keeps no spans.)
     if messages == 1 && models <= 1 && usages <= 1 && u32::try_from(line.len()).is_ok() {
         h.reply = Some(spans);
+    }
+    // (Twice, the key is serde's error, as the time's own read gives it: no span then.)
+    if times == 1 && u32::try_from(line.len()).is_ok() {
+        h.time = time;
     }
     Some((some, all))
 }
@@ -223,6 +229,12 @@ mod tests {
             assert_eq!(fast.version.as_deref(), slow.version.as_deref());
             assert_eq!(fast.is_sidechain, slow.is_sidechain);
             assert_eq!(fast.message_id.as_deref(), msg.id.as_deref());
+            // The time read at the span is the time read of the whole line.
+            let at = fast.time.map(|(a, b)| &line.as_bytes()[a as usize..b as usize]);
+            let quick = at.and_then(|v| {
+                serde_json::from_slice::<Str>(v).ok()?.0.and_then(|t| crate::session::js::parse_date(&t))
+            });
+            assert_eq!(quick, super::super::entries::line_time(line.as_bytes()), "{line}");
             // Without the header's fields: the same but for those.
             let mut lean = Head::default();
             head(line.as_bytes(), &mut blocks, false, &mut lean).unwrap();
