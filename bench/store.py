@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -41,6 +42,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+# run.py's report helpers (tables, the commit, replacing a section), as export.py uses them.
+spec = importlib.util.spec_from_file_location("bench_run", HERE / "run.py")
+run_py = importlib.util.module_from_spec(spec)
+sys.modules["bench_run"] = run_py
+assert spec.loader is not None
+spec.loader.exec_module(run_py)
 BENCH = REPO / "target" / "bench"
 PISCES = REPO / "target" / "release" / "pisces"
 SHARED_GEN = REPO.parent / "shared" / "bench" / "gen-session.py"
@@ -249,7 +256,7 @@ def main() -> int:
         t = d.get("totals") or {}
         return t.get("totalTokens"), t.get("totalCost", t.get("costUSD")), len(d.get("sessions") or [])
 
-    lines = ls_lines = None
+    ls_lines = None
     try:
         ls = json.loads(answers["pisces ls --all (cold)"])
         ls_lines = len(ls["sessions"] if isinstance(ls, dict) else ls)
@@ -271,10 +278,10 @@ def main() -> int:
     for agent in ("claude", "codex"):
         ours = totals_pisces(answers[f"pisces stats --agent {agent} (cold)"])
         theirs = totals_ccusage(answers[f"ccusage {agent} session"])
-        total_rows.append(f"| {agent} | {ours[2]} sessions, {ours[0]:,} tokens, ${ours[1]:,.2f} | "
-                          f"{theirs[2]} sessions, {theirs[0]:,} tokens, ${theirs[1]:,.2f} |"
-                          if None not in ours + theirs else f"| {agent} | {ours} | {theirs} |")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        total_rows.append([agent, f"{ours[2]} sessions, {ours[0]:,} tokens, ${ours[1]:,.2f}",
+                           f"{theirs[2]} sessions, {theirs[0]:,} tokens, ${theirs[1]:,.2f}"]
+                          if None not in ours + theirs else [agent, str(ours), str(theirs)])
+    commit = run_py.capture(["git", "rev-parse", "--short", "HEAD"])
     s = meta["sessions"]
     report = [
         "## Store",
@@ -285,35 +292,21 @@ def main() -> int:
         f"median of {args.runs} rounds. Commit `{commit}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
         f"{os.cpu_count()} CPUs. `ls` listed {ls_lines if ls_lines is not None else '?'} sessions.",
         "",
-        "| command | median | runs |",
-        "|---|---|---|",
-        *[f"| {k} | **{fmt(med[k])}** | {', '.join(fmt(x) for x in v)} |" for k, v in times.items()],
+        run_py.table(["command", "median", "runs"], [[k, f"**{fmt(med[k])}**", ", ".join(fmt(x) for x in v)] for k, v in times.items()]),
         "",
-        "| target | measured | |",
-        "|---|---|---|",
-        *[f"| {c} | {m} | **{'PASS' if ok else 'FAIL'}** |" for c, m, ok in checks],
+        run_py.table(["target", "measured", ""], [[c, m, f"**{'PASS' if ok else 'FAIL'}**"] for c, m, ok in checks]),
         "",
         "Totals over the same files (pisces counts each response once, a fork's inherited ones with its parent; ccusage "
         "as it counts, with its own prices offline; the sessions are generated, so these only show that both read them: "
         "README's `stats` section compares the two on the clients' own files):",
         "",
-        "| agent | pisces stats | ccusage |",
-        "|---|---|---|",
-        *total_rows,
+        run_py.table(["agent", "pisces stats", "ccusage"], total_rows),
         "",
     ]
     text = "\n".join(report)
     print(text)
     if args.write:
-        path = Path(args.write)
-        old = path.read_text()
-        start = old.find("## Store\n")
-        if start < 0:
-            new = old.rstrip("\n") + "\n\n" + text
-        else:
-            end = old.find("\n## ", start + 1)
-            new = old[:start] + text + (old[end + 1:] if end >= 0 else "")
-        path.write_text(new)
+        run_py.replace_section(Path(args.write), "## Store", text)
     return 0
 
 
