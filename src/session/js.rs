@@ -89,12 +89,15 @@ pub fn parse_date(s: &str) -> Option<f64> {
     let b = s.as_bytes();
     let mut i = 0;
     let digits = |i: &mut usize, n: usize| -> Option<i64> {
-        let part = b.get(*i..*i + n)?;
-        if !part.iter().all(u8::is_ascii_digit) {
-            return None;
+        // One pass that checks each byte as it uses it: the bytes may be a mapped file that
+        // another process truncates meanwhile (its pages then read as zeros), so a byte
+        // checked once may not be the byte read again.
+        let mut value = 0i64;
+        for &d in b.get(*i..*i + n)? {
+            value = value * 10 + i64::from(d.is_ascii_digit().then(|| d - b'0')?);
         }
         *i += n;
-        Some(part.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
+        Some(value)
     };
     let year = match b.first()? {
         b'+' | b'-' => {
