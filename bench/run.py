@@ -297,8 +297,10 @@ def no_pi(env: Env, ds: Dataset) -> Optional[str]:
     return None
 
 
+# Every pisces row reads its file whole (`--no-cache`): these rows measure reading a session,
+# not the kept index that a second read of a large session uses (bench/kept.py measures that).
 COMMANDS: list[Command] = [
-    Command("pisces path", lambda env, ds: [env.pisces, "path", session_file(ds), "@", "--format", "json"], heap=True, messages=json_messages, skip=not_diff),
+    Command("pisces path", lambda env, ds: [env.pisces, "--no-cache", "path", session_file(ds), "@", "--format", "json"], heap=True, messages=json_messages, skip=not_diff),
     Command("wc -l", lambda env, ds: ["wc", "-l", *wc_files(ds)]),
     # pi's SessionManager load + buildSessionContext + convertToLlm, as the oracle runs it
     # (it also copies the file to a temp dir and reads/parses it once more for line numbers).
@@ -321,16 +323,16 @@ COMMANDS: list[Command] = [
         messages=lambda stdout, stderr: parse_pi_core(stderr)["messages"],
     ),
     # The whole tree as pi's /tree draws it (deep gutters folded into `│×N`), to /dev/null...
-    Command("pisces tree", lambda env, ds: [env.pisces, "tree", tree_file(ds)], heap=True, skip=not_diff, output=True),
+    Command("pisces tree", lambda env, ds: [env.pisces, "--no-cache", "tree", tree_file(ds)], heap=True, skip=not_diff, output=True),
     # ...and through a pipe, as a user runs `pisces tree FILE | less` (the target: ≤ 1.0 s at 1 GB).
-    Command("pisces tree | cat", lambda env, ds: ["sh", "-c", '"$0" tree "$1" | cat >/dev/null', env.pisces, tree_file(ds)], skip=not_diff),
+    Command("pisces tree | cat", lambda env, ds: ["sh", "-c", '"$0" --no-cache tree "$1" | cat >/dev/null', env.pisces, tree_file(ds)], skip=not_diff),
     # Every file of the Codex family, which its tree reads (the target: tree ≤ 3× this).
     Command("wc -l (family)", lambda env, ds: ["wc", "-l", *[rel(Path(p)) for p in ds.meta["summary"]["files"]]], skip=only_codex),
     # Every branch tip of the Claude Code file, with its tokens and cost (the target: ≤ 4× wc -l).
-    Command("pisces leaves", lambda env, ds: [env.pisces, "leaves", rel(ds.path)], heap=True, skip=only_claude),
+    Command("pisces leaves", lambda env, ds: [env.pisces, "--no-cache", "leaves", rel(ds.path)], heap=True, skip=only_claude),
     # Two ~52,000-entry paths: the file's first leaf against pi's current leaf.
-    Command("pisces diff --stat", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@", "--stat"], skip=only_diff, ok_codes=(0, 1)),
-    Command("pisces diff (text)", lambda env, ds: [env.pisces, "diff", rel(ds.path), first_leaf(env, ds), "@"], skip=only_diff, ok_codes=(0, 1)),
+    Command("pisces diff --stat", lambda env, ds: [env.pisces, "--no-cache", "diff", rel(ds.path), first_leaf(env, ds), "@", "--stat"], skip=only_diff, ok_codes=(0, 1)),
+    Command("pisces diff (text)", lambda env, ds: [env.pisces, "--no-cache", "diff", rel(ds.path), first_leaf(env, ds), "@"], skip=only_diff, ok_codes=(0, 1)),
 ]
 
 SUBJECT = "pisces path"  # the row whose heap and ratios the targets check

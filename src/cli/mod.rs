@@ -231,6 +231,9 @@ pub fn read<R>(
 ) -> anyhow::Result<R> {
     let open = || args.iter().map(|a| open_source(ctx, a)).collect::<anyhow::Result<Vec<_>>>();
     let mut report = |s: &Session| report_diagnostics(ctx, s);
+    // Large sessions are read from their kept index when it holds (the cache, unless
+    // `--no-cache`).
+    let kept = ctx.cache_dir.as_deref().map(crate::session::kept::Store::new);
     // Every command reads once and exits after its output.
     crate::session::open::read_with(
         &open,
@@ -238,6 +241,7 @@ pub fn read<R>(
         &mut report,
         step,
         crate::session::open::Afterwards::LeaveToExit,
+        kept.as_ref(),
     )
 }
 

@@ -125,7 +125,7 @@ pub fn for_page(s: &Session, leaves: &[EntryIdx], all: &PathFacts, budget: usize
     for &l in leaves {
         fork[l.get()] = true;
     }
-    let roots = s.roots.len() > 1;
+    let roots = s.roots().len() > 1;
     // Every side (leaf, fork point, entries shared), then those that fit, shortest first.
     let mut wanted: Vec<(usize, Option<EntryIdx>, usize, usize)> = Vec::new();
     for (k, &leaf) in leaves.iter().enumerate() {

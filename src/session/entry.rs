@@ -30,6 +30,25 @@ pub enum EntryType {
 }
 
 impl EntryType {
+    /// Every type, in a fixed order: a type's place in it is its code in a kept index
+    /// (`session::kept`).
+    pub const ALL: [EntryType; 14] = [
+        Self::Message,
+        Self::ThinkingLevelChange,
+        Self::ModelChange,
+        Self::Compaction,
+        Self::BranchSummary,
+        Self::Usage,
+        Self::ContextEdit,
+        Self::Custom,
+        Self::CustomMessage,
+        Self::Label,
+        Self::SessionInfo,
+        Self::Other,
+        Self::Missing,
+        Self::NotObject,
+    ];
+
     pub fn from_name(name: &str) -> Self {
         match name {
             "message" => Self::Message,
@@ -84,6 +103,19 @@ pub enum Role {
 }
 
 impl Role {
+    /// Every role, in a fixed order (see [`EntryType::ALL`]).
+    pub const ALL: [Role; 9] = [
+        Self::User,
+        Self::Assistant,
+        Self::ToolResult,
+        Self::System,
+        Self::BashExecution,
+        Self::Custom,
+        Self::HookMessage,
+        Self::Other,
+        Self::None,
+    ];
+
     pub fn from_name(name: &str) -> Self {
         match name {
             "user" => Self::User,
@@ -168,6 +200,26 @@ impl StrRef {
         (self.meta & KIND == INLINE && other.meta & KIND == INLINE).then(|| self == other)
     }
 
+    /// The reference's bytes and its kind and length, as a kept index stores it.
+    pub(crate) fn to_raw(self) -> ([u8; 8], u32) {
+        (self.bytes, self.meta)
+    }
+
+    /// A reference read back from a kept index, if it is one that can be valid: an inline
+    /// string of at most 8 bytes, a place inside a line of `line_len` bytes, an owned
+    /// string below `owned`.
+    pub(crate) fn from_raw(bytes: [u8; 8], meta: u32, line_len: usize, owned: usize) -> Option<StrRef> {
+        let r = StrRef { bytes, meta };
+        let len = (meta & !KIND) as usize;
+        let fits = match meta & KIND {
+            0 => r == StrRef::NONE,
+            INLINE => len <= 8 && bytes[len..].iter().all(|&b| b == 0),
+            IN_LINE => r.word().checked_add(len).is_some_and(|end| end <= line_len),
+            _ => len == 0 && r.word() < owned,
+        };
+        fits.then_some(r)
+    }
+
     /// Shifts an owned reference when two tables are concatenated.
     pub fn rebase_owned(self, by: usize) -> StrRef {
         if self.meta & KIND == OWNED {
@@ -211,6 +263,23 @@ impl Owned {
 
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
+    }
+
+    /// The strings one after the other, and where each ends (for a kept index).
+    pub(crate) fn parts(&self) -> (&str, &[usize]) {
+        (&self.text, &self.ends)
+    }
+
+    /// A table read back from a kept index, if its ends can be valid.
+    pub(crate) fn from_parts(text: String, ends: Vec<usize>) -> Option<Owned> {
+        let mut at = 0;
+        for &e in &ends {
+            if e < at || !text.is_char_boundary(e) {
+                return None;
+            }
+            at = e;
+        }
+        Some(Owned { text, ends })
     }
 
     /// Adds `other`'s strings after these; how many there were before (what references

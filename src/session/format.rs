@@ -99,6 +99,16 @@ pub trait Format: Sync {
         false
     }
 
+    /// Reads the file again from its kept index ([`super::kept`]): the common index of its
+    /// first `kept.covered` bytes as an earlier whole read built it, and what
+    /// [`Dialect::keep`] kept beside it. Only the bytes after those are read. `None` when
+    /// the format keeps no index or cannot extend this one (the new lines hold something
+    /// it would report, or change what the old ones mean): the caller reads the file
+    /// whole.
+    fn load_kept<'a>(&'static self, _source: &'a Source, _kept: super::kept::Kept) -> Option<Session<'a>> {
+        None
+    }
+
     /// Whether the files this format claims are sessions. A format that recognises a file
     /// only to refuse it (an event log that starts like a pi session) says no, and
     /// commands that walk a store skip such files with a note.
@@ -266,6 +276,13 @@ pub trait Dialect: Send + Sync {
     /// ids and labels. `None`: not this format's syntax; `Some(Err(why))`: it is, and names
     /// nothing.
     fn rev_base(&self, _s: &Session, _base: &str) -> Option<Result<EntryIdx, String>> {
+        None
+    }
+
+    /// What this format keeps of a session beside the common index, for
+    /// [`Format::load_kept`] to read it again from (`None`: the format keeps no index, or
+    /// not of this session).
+    fn keep(&self, _s: &Session) -> Option<Vec<u8>> {
         None
     }
 

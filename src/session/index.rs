@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap as HashMap;
@@ -88,6 +89,17 @@ pub struct Parts<'a> {
     pub synthetic_ids: bool,
 }
 
+/// Children of entry `i`, in order: `kids[kid_at[i]..kid_at[i + 1]]` (two arrays of four
+/// bytes an entry; a graph library's nodes and edges took three times that), and the
+/// entries without a (resolvable) parent, in file order. Built when first asked for:
+/// `path` needs only parents, and ordering siblings by time reads every branch point's
+/// siblings from the file (a third of a 1 GB session's linking).
+struct Kids {
+    kid_at: Vec<u32>,
+    kids: Vec<u32>,
+    roots: Vec<EntryIdx>,
+}
+
 /// A session file, indexed. Borrows the file's bytes; entries are read whole on demand,
 /// through the format's [`Dialect`].
 pub struct Session<'a> {
@@ -102,16 +114,17 @@ pub struct Session<'a> {
     owned: Owned,
     /// id -> entry, the later entry winning as in pi's `byId` map. A table of entry
     /// indices (4 bytes a slot) rather than a map of strings: a 1 GB session has half a
-    /// million ids, and a small table keeps building it out of main memory.
-    by_id: HashTable<u32>,
+    /// million ids, and a small table keeps building it out of main memory. Built when
+    /// first asked for: a session read again from its kept index (`session::kept`) links
+    /// only its new entries, and `path @` never looks an id up; building the table for
+    /// half a million entries would be half of its time.
+    by_id: OnceLock<HashTable<u32>>,
     /// Some id appears on more than one entry.
     pub duplicate_ids: bool,
-    /// Children of entry `i`, in order: `kids[kid_at[i]..kid_at[i + 1]]` (two arrays of
-    /// four bytes an entry; a graph library's nodes and edges took three times that).
-    kid_at: Vec<u32>,
-    kids: Vec<u32>,
-    /// Entries without a (resolvable) parent, in file order.
-    pub roots: Vec<EntryIdx>,
+    /// Children lists and roots, built when first asked for (see [`Kids`]).
+    kids: OnceLock<Kids>,
+    /// How siblings are ordered, for building [`Kids`].
+    order: ChildOrder,
     labels: HashMap<String, Label>,
     default_leaf: Option<EntryIdx>,
     /// The session's name or title, as its agent shows it.
@@ -137,11 +150,10 @@ impl<'a> Session<'a> {
             header,
             entries,
             owned,
-            by_id: HashTable::new(),
+            by_id: OnceLock::new(),
             duplicate_ids: false,
-            kid_at: Vec::new(),
-            kids: Vec::new(),
-            roots: Vec::new(),
+            kids: OnceLock::new(),
+            order,
             labels: HashMap::default(),
             default_leaf,
             title: None,
@@ -149,15 +161,96 @@ impl<'a> Session<'a> {
             synthetic_ids,
             dialect,
         };
-        s.link(order);
+        s.link();
         s
     }
 
-    /// Builds the id map, resolves parents, breaks cycles, orders children, and fills the graph.
-    fn link(&mut self, order: ChildOrder) {
-        let n = self.entries.len();
+    /// The index of a session read from its kept index (`session::kept`): the first
+    /// `linked` entries were linked by an earlier build and are taken as they are; only the
+    /// entries after them are linked. `fingerprints` are the hashes of the old entries'
+    /// ids ([`super::kept::fingerprint`]), sorted.
+    ///
+    /// `None` when linking the new entries could come out other than a whole build would:
+    /// a new id that may repeat an old one, a parent not among the entries before, an
+    /// entry its own parent. The caller then builds the whole session. (The old entries had
+    /// no such problem either: a session with one is not kept.)
+    pub fn build_kept(parts: Parts<'a>, order: ChildOrder, linked: usize, fingerprints: &[u32]) -> Option<Session<'a>> {
+        let Parts { file, path, data, header, entries, owned, diagnostics, dialect, synthetic_ids } = parts;
+        let entries = Entries::new(entries);
+        let default_leaf = entries.indices().last();
+        let mut s = Session {
+            file,
+            path,
+            data,
+            header,
+            entries,
+            owned,
+            by_id: OnceLock::new(),
+            duplicate_ids: false,
+            kids: OnceLock::new(),
+            order,
+            labels: HashMap::default(),
+            default_leaf,
+            title: None,
+            diagnostics,
+            synthetic_ids,
+            dialect,
+        };
+        let n = s.entries.len();
+        // The new entries' ids, to find a parent among them and a repeat.
+        let mut new_ids: HashMap<String, EntryIdx> = HashMap::default();
+        for k in (linked..n).map(EntryIdx::new) {
+            let old = |id: &str| fingerprints.binary_search(&super::kept::fingerprint(id)).is_ok();
+            let id = s.stored_id(k).map(str::to_string);
+            if let Some(id) = &id {
+                if old(id) || new_ids.contains_key(id.as_str()) {
+                    return None;
+                }
+            }
+            let parent = match s.stored_parent_id(k) {
+                None => None,
+                Some(pid) if Some(pid) == id.as_deref() => return None,
+                Some(pid) if k.get() > 0 && s.stored_id(EntryIdx::new(k.get() - 1)) == Some(pid) => {
+                    Some(EntryIdx::new(k.get() - 1))
+                }
+                Some(pid) => match new_ids.get(pid) {
+                    Some(&p) => Some(p),
+                    None if old(pid) => Some(s.lookup_stored(pid).filter(|p| p.get() < linked)?),
+                    None => return None,
+                },
+            };
+            s.entries[k].set_parent(parent);
+            if let Some(id) = id {
+                new_ids.insert(id, k);
+            }
+        }
+        Some(s)
+    }
+
+    /// Builds the id map, resolves parents and breaks cycles.
+    fn link(&mut self) {
         let mut diags = Vec::new();
-        self.by_id.reserve(n, |_| 0);
+        let (by_id, shadowed) = self.id_table();
+        let _ = self.by_id.set(by_id);
+        for (i, prev) in shadowed {
+            self.duplicate_ids = true;
+            self.entries[prev].shadowed = true;
+            let message = format!(
+                "duplicate id {} (also on line {}); the later entry wins, as in pi",
+                show_id(self.id(i)),
+                self.entries[prev].line
+            );
+            diags.push(warn(Problem::DuplicateId, self.entries[i].line, message));
+        }
+        self.resolve_parents(&mut diags);
+        self.break_cycles(&mut diags);
+        self.diagnostics.extend(diags);
+    }
+
+    /// The id map over every entry, and the entries a later one with the same id shadows
+    /// (with that later one).
+    fn id_table(&self) -> (HashTable<u32>, Vec<(EntryIdx, EntryIdx)>) {
+        let mut by_id = HashTable::with_capacity(self.entries.len());
         let (data, owned, entries) = (self.data, &self.owned, &self.entries);
         fn stored<'s>(e: &'s EntryMeta, data: &'s [u8], owned: &'s Owned) -> Option<&'s str> {
             e.id.get(&data[e.span()], owned)
@@ -173,7 +266,7 @@ impl<'a> Session<'a> {
         let mut shadowed = Vec::new();
         for (i, e) in entries.enumerate() {
             let Some(hash) = hash_of(e) else { continue };
-            let slot = self.by_id.entry(
+            let slot = by_id.entry(
                 hash,
                 |&j| same(&entries[EntryIdx::new(j as usize)], e),
                 |&j| hash_of(&entries[EntryIdx::new(j as usize)]).unwrap_or(0),
@@ -188,17 +281,16 @@ impl<'a> Session<'a> {
                 }
             }
         }
-        for (i, prev) in shadowed {
-            self.duplicate_ids = true;
-            self.entries[prev].shadowed = true;
-            let message = format!(
-                "duplicate id {} (also on line {}); the later entry wins, as in pi",
-                show_id(self.id(i)),
-                self.entries[prev].line
-            );
-            diags.push(warn(Problem::DuplicateId, self.entries[i].line, message));
-        }
+        (by_id, shadowed)
+    }
 
+    /// The id map, built on first use.
+    fn by_id(&self) -> &HashTable<u32> {
+        self.by_id.get_or_init(|| self.id_table().0)
+    }
+
+    /// Resolves each entry's `parentId` (unless its reader set its parent itself).
+    fn resolve_parents(&mut self, diags: &mut Vec<Diagnostic>) {
         let duplicates = self.duplicate_ids;
         for i in self.entries.indices() {
             let e = &self.entries[i];
@@ -249,28 +341,33 @@ impl<'a> Session<'a> {
                 )),
             }
         }
-        self.break_cycles(&mut diags);
+    }
 
-        // Children in order: file order, or a stable sort by time (pi's getTree;
-        // unparseable times compare as "equal", see js::v8_sort_by_key).
-        let parents: Vec<u32> = self.entries.iter().map(|e| e.parent().map_or(NO_KEY, |p| p.get() as u32)).collect();
-        self.roots.extend(self.entries.enumerate().filter(|(_, e)| e.parent().is_none()).map(|(i, _)| i));
-        let (offsets, mut kids) = lists(&parents, n);
-        for p in 0..n {
-            let slice = &mut kids[offsets[p] as usize..offsets[p + 1] as usize];
-            if let (true, ChildOrder::Time(time)) = (slice.len() > 1, order) {
-                // Only siblings need their times; read them now.
-                let times: Vec<Option<f64>> =
-                    slice.iter().map(|&c| time(&self.data[self.entries[EntryIdx::new(c as usize)].span()])).collect();
-                let mut order: Vec<usize> = (0..slice.len()).collect();
-                js::v8_sort_by_key(&mut order, |k| times[k]);
-                let sorted: Vec<u32> = order.iter().map(|&k| slice[k]).collect();
-                slice.copy_from_slice(&sorted);
+    /// Children in order: file order, or a stable sort by time (pi's getTree;
+    /// unparseable times compare as "equal", see js::v8_sort_by_key).
+    fn kids(&self) -> &Kids {
+        self.kids.get_or_init(|| {
+            let n = self.entries.len();
+            let parents: Vec<u32> =
+                self.entries.iter().map(|e| e.parent().map_or(NO_KEY, |p| p.get() as u32)).collect();
+            let roots = self.entries.enumerate().filter(|(_, e)| e.parent().is_none()).map(|(i, _)| i).collect();
+            let (kid_at, mut kids) = lists(&parents, n);
+            for p in 0..n {
+                let slice = &mut kids[kid_at[p] as usize..kid_at[p + 1] as usize];
+                if let (true, ChildOrder::Time(time)) = (slice.len() > 1, self.order) {
+                    // Only siblings need their times; read them now.
+                    let times: Vec<Option<f64>> = slice
+                        .iter()
+                        .map(|&c| time(&self.data[self.entries[EntryIdx::new(c as usize)].span()]))
+                        .collect();
+                    let mut order: Vec<usize> = (0..slice.len()).collect();
+                    js::v8_sort_by_key(&mut order, |k| times[k]);
+                    let sorted: Vec<u32> = order.iter().map(|&k| slice[k]).collect();
+                    slice.copy_from_slice(&sorted);
+                }
             }
-        }
-        self.kid_at = offsets;
-        self.kids = kids;
-        self.diagnostics.extend(diags);
+            Kids { kid_at, kids, roots }
+        })
     }
 
     /// pi has no cycle guard (its path walk loops forever on A -> B -> A). We cut each
@@ -419,7 +516,8 @@ impl<'a> Session<'a> {
         self.stored_parent_id(i).map(Id::from_stored)
     }
 
-    fn stored_id(&self, i: EntryIdx) -> Option<&str> {
+    /// Entry `i`'s id as the index stores it (a non-string id's JSON behind a NUL).
+    pub(crate) fn stored_id(&self, i: EntryIdx) -> Option<&str> {
         let e = &self.entries[i];
         e.id.get(&self.data[e.span()], &self.owned)
     }
@@ -430,7 +528,7 @@ impl<'a> Session<'a> {
     }
 
     fn lookup_stored(&self, stored: &str) -> Option<EntryIdx> {
-        self.by_id
+        self.by_id()
             .find(hash_bytes(stored.as_bytes()), |&j| self.stored_id(EntryIdx::new(j as usize)) == Some(stored))
             .map(|&j| EntryIdx::new(j as usize))
     }
@@ -466,8 +564,14 @@ impl<'a> Session<'a> {
 
     /// Children of `i`, in order.
     pub fn children(&self, i: EntryIdx) -> impl Iterator<Item = EntryIdx> + '_ {
-        let (from, to) = (self.kid_at[i.get()] as usize, self.kid_at[i.get() + 1] as usize);
-        self.kids[from..to].iter().map(|&c| EntryIdx::new(c as usize))
+        let k = self.kids();
+        let (from, to) = (k.kid_at[i.get()] as usize, k.kid_at[i.get() + 1] as usize);
+        k.kids[from..to].iter().map(|&c| EntryIdx::new(c as usize))
+    }
+
+    /// Entries without a (resolvable) parent, in file order.
+    pub fn roots(&self) -> &[EntryIdx] {
+        &self.kids().roots
     }
 
     pub fn parent(&self, i: EntryIdx) -> Option<EntryIdx> {

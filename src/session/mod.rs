@@ -8,6 +8,7 @@ pub mod entry;
 pub mod format;
 pub mod index;
 pub mod js;
+pub mod kept;
 pub mod leaves;
 pub mod locate;
 pub mod open;

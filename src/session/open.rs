@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 
 use super::entry::LineNo;
 use super::format::{detect, Format, Unreadable};
+use super::kept::{Store, STALE_AFTER, STALE_MIN};
 use super::write::WriteError;
 use super::{LoadError, Session, Source};
 
@@ -55,6 +56,26 @@ pub fn load<'a>(
     exclude: &BTreeSet<LineNo>,
 ) -> Result<Session<'a>, LoadError> {
     format_of(source, formats)?.load(source, exclude)
+}
+
+/// [`load`] through the kept indexes ([`super::kept`]): from the file's kept index when it
+/// has one that still holds, reading only the bytes after it; else whole, and then kept.
+/// The index is written again once the bytes read past it are many (see
+/// [`super::kept::STALE_AFTER`]). Nothing is kept of a file that changed while it was read.
+pub fn load_keeping<'a>(
+    store: &Store,
+    source: &'a Source,
+    formats: &[&'static dyn Format],
+) -> Result<Session<'a>, LoadError> {
+    let format = format_of(source, formats)?;
+    let (session, keep) = match store.load(source, format) {
+        Some((s, past)) => (s, past >= STALE_MIN.max((source.bytes().len() - past) / STALE_AFTER)),
+        None => (format.load(source, &BTreeSet::new())?, true),
+    };
+    if keep && !source.changed() {
+        store.save(source, &session);
+    }
+    Ok(session)
 }
 
 /// [`load`] with every line validated ([`Format::load_checked`]), for `check`.
@@ -135,7 +156,7 @@ pub fn read<R>(
     report: &mut dyn FnMut(&Session) -> anyhow::Result<()>,
     step: impl FnMut(&[Session], &mut Reading) -> anyhow::Result<R>,
 ) -> anyhow::Result<R> {
-    read_with(open, formats, report, step, Afterwards::Free)
+    read_with(open, formats, report, step, Afterwards::Free, None)
 }
 
 /// What becomes of the sessions once the step is done.
@@ -149,13 +170,15 @@ pub enum Afterwards {
     LeaveToExit,
 }
 
-/// [`read`], with the sessions' fate chosen.
+/// [`read`], with the sessions' fate chosen, and the kept indexes to read large sessions
+/// from and keep them in (`None`: read every file whole, keep nothing).
 pub fn read_with<R>(
     open: &dyn Fn() -> anyhow::Result<Vec<Source>>,
     formats: &[&'static dyn Format],
     report: &mut dyn FnMut(&Session) -> anyhow::Result<()>,
     mut step: impl FnMut(&[Session], &mut Reading) -> anyhow::Result<R>,
     afterwards: Afterwards,
+    kept: Option<&Store>,
 ) -> anyhow::Result<R> {
     let mut sources = assemble(open()?, formats);
     let mut exclude: Vec<BTreeSet<LineNo>> = vec![BTreeSet::new(); sources.len()];
@@ -167,7 +190,11 @@ pub fn read_with<R>(
         }
         let mut sessions = Vec::with_capacity(sources.len());
         for (k, source) in sources.iter().enumerate() {
-            match load(source, formats, &exclude[k]) {
+            let loaded = match kept.filter(|_| exclude[k].is_empty()) {
+                Some(store) => load_keeping(store, source, formats),
+                None => load(source, formats, &exclude[k]),
+            };
+            match loaded {
                 Ok(s) => sessions.push(s),
                 // A file cut short under the read can look like any broken file.
                 Err(_) if source.changed() => break,

@@ -181,6 +181,21 @@ impl Source {
         Ok(Source { name: path.display().to_string(), path: Some(path.to_path_buf()), bytes, compression })
     }
 
+    /// The device, inode and modification time (ns since the epoch, as stamped when the
+    /// file was mapped) of a file read as it is, mapped whole and not yet changed: what
+    /// a kept index (`session::kept`) is keyed on. `None` for anything else (standard
+    /// input, a decompressed or joined file, one that could not be mapped).
+    pub fn identity(&self) -> Option<(u64, u64, i64)> {
+        use std::os::unix::fs::MetadataExt;
+        let Bytes::Mapped(m) = &self.bytes else { return None };
+        if m.stamp.len != m.map.len() as u64 {
+            return None;
+        }
+        let meta = m.file.metadata().ok()?;
+        let since = m.stamp.modified?.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+        Some((meta.dev(), meta.ino(), i64::try_from(since.as_nanos()).ok()?))
+    }
+
     /// `gzip` or `zstd` when the file was compressed (see [`Source::open`]).
     pub fn compression(&self) -> Option<&'static str> {
         self.compression

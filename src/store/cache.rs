@@ -242,7 +242,7 @@ fn file_name(kind: Kind) -> &'static str {
 
 /// The cache folder, readable by its owner only (it says what sessions exist and what
 /// they cost).
-fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn make_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;

@@ -22,6 +22,7 @@ pub fn pisces() -> Command {
         .env_remove("OMP_PROFILE")
         .env_remove("PI_PROFILE")
         .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CACHE_HOME")
         .env_remove("OPENCLAW_STATE_DIR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("NO_COLOR")

@@ -21,6 +21,7 @@ mod fork_cmd;
 mod fuzzing;
 mod hostile;
 mod inputs;
+mod kept;
 mod label_cmd;
 mod live_oracle;
 mod lookalikes;
@@ -58,6 +59,7 @@ fn main() {
     trials.extend(diff_cmd::trials());
     trials.extend(export::trials());
     trials.extend(faults::trials());
+    trials.extend(kept::trials());
     trials.extend(fork_cmd::trials());
     trials.extend(fuzzing::trials());
     trials.extend(hostile::trials());

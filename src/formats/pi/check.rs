@@ -297,7 +297,7 @@ fn header_findings(pi: &Pi, session: &Session, out: &mut Vec<Finding>) {
 /// Each entry's depth (roots are 0).
 fn depths(session: &Session) -> Vec<u32> {
     let mut depth = vec![0u32; session.entries.len()];
-    let mut stack: Vec<EntryIdx> = session.roots.clone();
+    let mut stack: Vec<EntryIdx> = session.roots().to_vec();
     while let Some(i) = stack.pop() {
         for c in session.children(i) {
             depth[c.get()] = depth[i.get()] + 1;
@@ -313,7 +313,7 @@ fn tool_pairs(session: &Session, facts: &[Facts], out: &mut Vec<Finding>) {
     let mut open: HashMap<&str, Vec<EntryIdx>> = HashMap::new();
     let mut answered: HashSet<(EntryIdx, &str)> = HashSet::new();
     // (entry, entering?) pairs: children are pushed after the exit marker.
-    let mut stack: Vec<(EntryIdx, bool)> = session.roots.iter().rev().map(|&r| (r, true)).collect();
+    let mut stack: Vec<(EntryIdx, bool)> = session.roots().iter().rev().map(|&r| (r, true)).collect();
     while let Some((i, enter)) = stack.pop() {
         let calls = match &facts[i.get()] {
             Facts::Assistant { calls } => calls.as_slice(),

@@ -11,12 +11,13 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::scan::{scan, Event, Scan};
+use super::scan::{join, scan, scan_from, Event, Scan};
 use super::Pi;
 use crate::session::entry::{EntryIdx, EntryMeta, EntryType, LineNo, Owned, StrRef};
 use crate::session::format::Unreadable;
 use crate::session::index::{ChildOrder, Header, Label, Parts};
 use crate::session::js::{self, parse_value};
+use crate::session::kept::Kept;
 use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
 
 /// At most this many malformed lines are listed one by one; the rest are counted.
@@ -52,6 +53,17 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Sessio
     let mut session = load_as(source, exclude, &PI_FLAVOR, |pi| Box::new(pi))?;
     session.title = name_of_session(&session);
     Ok(session)
+}
+
+/// [`load`] from a kept index (see [`load_kept`]).
+pub fn load_pi_kept(source: &Source, kept: Kept) -> Option<Session<'_>> {
+    let from = kept.entries.len();
+    let mut session = load_kept(source, kept, &PI_FLAVOR, |pi| Box::new(pi))?;
+    // The name is the latest `session_info`: a new one, or the one the index kept.
+    if session.entries.iter().skip(from).any(|e| e.kind == EntryType::SessionInfo) {
+        session.title = name_of_session(&session);
+    }
+    Some(session)
 }
 
 /// Reads and indexes a session in pi's format or a flavor of it; `dialect` makes the
@@ -318,14 +330,74 @@ pub(crate) fn load_as<'a>(
     if let Some(leaf) = leaf {
         session.set_default_leaf(leaf.map(EntryIdx::new));
     }
-    resolve_labels(&mut session);
+    resolve_labels(&mut session, 0);
     Ok(session)
+}
+
+/// [`load_as`] from a kept index ([`crate::session::kept`]): the lines after it are
+/// scanned and linked, the rest is as the whole read found it. `None` when pi's reading
+/// would remark on any new line (a blank, malformed or CRLF line, a header, an unknown
+/// type, …: the remarks of a whole read would differ), or linking them needs the whole
+/// file; the caller then reads it whole.
+pub(crate) fn load_kept<'a>(
+    source: &'a Source,
+    kept: Kept,
+    flavor: &Flavor,
+    dialect: impl FnOnce(Pi) -> Box<dyn crate::session::format::Dialect + 'a>,
+) -> Option<Session<'a>> {
+    let data = source.bytes();
+    if flavor.relink.is_some() || data.last() != Some(&b'\n') {
+        return None;
+    }
+    let version = version_number(kept.header.raw.get("version"));
+    let header_ordinals = decode_ordinals(&kept.extra)?;
+    if version < 2.0 {
+        return None;
+    }
+    let new = scan_from(data, kept.covered, &BTreeSet::new(), 0);
+    if !new.events.is_empty() || !new.crlf.is_empty() {
+        return None;
+    }
+    let linked = kept.entries.len();
+    let mut all =
+        Scan { entries: kept.entries, owned: kept.owned, events: Vec::new(), crlf: Vec::new(), lines: kept.lines };
+    join(&mut all, new);
+    let pi = Pi { version, migrate_v1: false, migrate_v2: version < 3.0, header_ordinals };
+    let parts = Parts {
+        file: source.name.clone(),
+        path: source.path.clone(),
+        data,
+        header: kept.header,
+        entries: all.entries,
+        owned: all.owned,
+        diagnostics: Vec::new(),
+        dialect: dialect(pi),
+        synthetic_ids: false,
+    };
+    let mut session = Session::build_kept(parts, ChildOrder::Time(line_time), linked, &kept.fingerprints)?;
+    for (target, label) in kept.labels {
+        session.set_label(target, Some(label));
+    }
+    resolve_labels(&mut session, linked);
+    session.title = kept.title;
+    Some(session)
+}
+
+/// What pi keeps beside the common index ([`Pi::keep`]): the `session` lines' places in
+/// its parsed-entry list.
+pub(super) fn encode_ordinals(pi: &Pi) -> Vec<u8> {
+    pi.header_ordinals.iter().flat_map(|o| o.to_le_bytes()).collect()
+}
+
+fn decode_ordinals(b: &[u8]) -> Option<Vec<u32>> {
+    b.len().is_multiple_of(4).then(|| b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 /// pi's labels: the latest `label` entry for a target wins; one without a truthy label
 /// clears it. A label entry pisces cannot read is reported when loading and skipped here.
-fn resolve_labels(session: &mut Session) {
-    for i in session.entries.indices() {
+/// Entries before `from` were resolved before (a kept index's).
+fn resolve_labels(session: &mut Session, from: usize) {
+    for i in session.entries.indices().skip(from) {
         if session.entries[i].kind != EntryType::Label {
             continue;
         }

@@ -63,6 +63,10 @@ impl Format for PiFormat {
     fn load<'a>(&'static self, source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
         load::load(source, exclude)
     }
+
+    fn load_kept<'a>(&'static self, source: &'a Source, kept: crate::session::kept::Kept) -> Option<Session<'a>> {
+        load::load_pi_kept(source, kept)
+    }
 }
 
 /// Reads a file known to be pi's (one pisces wrote, or the agent's own session) as pi
@@ -136,6 +140,12 @@ impl Dialect for Pi {
 
     fn llm_messages(&self, p: &Projection) -> Vec<Value> {
         convert_to_llm(&p.messages)
+    }
+
+    /// The `session` lines' places (a version-1 file, whose ids are made up on every
+    /// read, is not kept).
+    fn keep(&self, _s: &Session) -> Option<Vec<u8>> {
+        (!self.migrate_v1).then(|| load::encode_ordinals(self))
     }
 
     fn rows<'s>(&self, s: &'s Session, need: RowNeed) -> Result<Box<dyn Rows + 's>, Unreadable> {

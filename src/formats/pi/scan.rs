@@ -70,13 +70,20 @@ const PIECES: usize = 16;
 /// starts at a line boundary; line numbers are fixed up when the pieces are joined). The
 /// first `prelude` lines are not read ([`Event::Prelude`]).
 pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>, prelude: u32) -> Scan {
+    scan_from(data, 0, bad_lines, prelude)
+}
+
+/// [`scan`] of the lines from byte `start` on (a line boundary), numbered from 1 there:
+/// the lines appended after a kept index's (`session::kept`).
+pub(crate) fn scan_from(data: &[u8], start: usize, bad_lines: &BTreeSet<LineNo>, prelude: u32) -> Scan {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(PIECES);
-    if data.len() < PARALLEL_MIN || !bad_lines.is_empty() || threads < 2 {
-        return scan_range(data, 0..data.len(), bad_lines, prelude);
+    let size = data.len() - start;
+    if size < PARALLEL_MIN || !bad_lines.is_empty() || threads < 2 {
+        return scan_range(data, start..data.len(), bad_lines, prelude);
     }
-    let mut bounds = vec![0];
+    let mut bounds = vec![start];
     for k in 1..PIECES {
-        let from = (k * data.len() / PIECES).max(*bounds.last().unwrap_or(&0));
+        let from = (start + k * size / PIECES).max(*bounds.last().unwrap_or(&0));
         match memchr::memchr(b'\n', &data[from..]) {
             Some(i) if from + i + 1 < data.len() => bounds.push(from + i + 1),
             _ => break,
@@ -116,7 +123,7 @@ pub(crate) fn scan(data: &[u8], bad_lines: &BTreeSet<LineNo>, prelude: u32) -> S
 }
 
 /// Appends the scan of the piece after `first`'s to it.
-fn join(first: &mut Scan, second: Scan) {
+pub(crate) fn join(first: &mut Scan, second: Scan) {
     let offset = first.lines.get();
     let shift = |l: LineNo| LineNo(l.get() + offset);
     let first_len = first.entries.len();
