@@ -62,13 +62,15 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unread
             let first_kept = parsed.get(c)?.get("firstKeptEntryId").cloned();
             let first_kept = first_kept.as_ref().and_then(id_key);
             let first_kept = first_kept.as_ref().map(IdKey::id);
-            // The first path entry (before C) whose id is firstKeptEntryId: with unique
-            // ids, the entry pi's `byId` finds, if it is on the path (found by walking the
-            // path rather than the id map, which a session read from its kept index
-            // would otherwise build for this alone).
+            // The first path entry (before C) whose id is firstKeptEntryId. With unique
+            // ids that is the entry pi's `byId` finds, if it is on the path, and the only
+            // one: found walking back from C (the kept entries are the last before it)
+            // rather than through the id map, which a session read from its kept index
+            // would otherwise build for this alone.
             let kept_from = match first_kept {
                 Some(fk) if s.duplicate_ids => s.get_id(fk).and_then(|k| path[..c_idx].iter().position(|&i| i == k)),
-                fk => path[..c_idx].iter().position(|&i| s.id(i) == fk),
+                Some(fk) => path[..c_idx].iter().rposition(|&i| s.id(i) == Some(fk)),
+                None => path[..c_idx].iter().position(|&i| s.id(i).is_none()),
             };
             let mut out = vec![c];
             for &i in kept_from.map_or(&[][..], |from| &path[from..c_idx]) {
