@@ -382,7 +382,8 @@ fn entry(rec: &[u8], k: usize, covered: usize, owned: usize) -> Option<EntryMeta
     // (half a million records).
     let rec: &[u8; ENTRY_BYTES] = rec.try_into().ok()?;
     let u32_at = |at: usize| u32::from_le_bytes([rec[at], rec[at + 1], rec[at + 2], rec[at + 3]]);
-    let start = usize::try_from(u64::from_le_bytes([rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7]])).ok()?;
+    let start =
+        usize::try_from(u64::from_le_bytes([rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7]])).ok()?;
     let len = u32_at(8) as usize;
     if start.checked_add(len)? >= covered {
         return None;
@@ -394,7 +395,8 @@ fn entry(rec: &[u8], k: usize, covered: usize, owned: usize) -> Option<EntryMeta
         _ => return None,
     };
     let str_ref = |at: usize| {
-        let bytes = [rec[at], rec[at + 1], rec[at + 2], rec[at + 3], rec[at + 4], rec[at + 5], rec[at + 6], rec[at + 7]];
+        let bytes =
+            [rec[at], rec[at + 1], rec[at + 2], rec[at + 3], rec[at + 4], rec[at + 5], rec[at + 6], rec[at + 7]];
         StrRef::from_raw(bytes, u32_at(at + 8), len, owned)
     };
     let (id, parent_id) = (str_ref(20)?, str_ref(32)?);

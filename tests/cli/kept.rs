@@ -17,6 +17,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("kept::changes_that_need_a_whole_read", changes),
         Trial::test("kept::a_damaged_index_is_never_used", damaged),
         Trial::test("kept::processes_at_once", at_once),
+        Trial::test("kept::oh_my_pi_appended_and_a_blob_deleted", omp),
     ]
 }
 
@@ -41,6 +42,17 @@ impl Gen {
             ids: Vec::new(),
             second: 0,
         }
+    }
+
+    /// An oh-my-pi session: its title slot (a 256-byte line) before the header.
+    fn omp(seed: u64) -> Gen {
+        let mut g = Gen::new(seed);
+        let slot = json!({"type": "title", "v": 1, "title": "Kept test", "source": "user",
+            "updatedAt": "2026-12-03T08:35:46.966Z", "pad": ""})
+        .to_string();
+        let pad = " ".repeat(255 - slot.len());
+        g.lines.insert(0, slot.replace("\"pad\":\"\"", &format!("\"pad\":\"{pad}\"")));
+        g
     }
 
     fn next(&mut self) -> u64 {
@@ -396,6 +408,49 @@ fn at_once() -> TestResult {
     let want = answer(&args, None);
     if answer(&args, Some(&cache)) != want {
         return Err("after the processes at once, the kept index answers differently".into());
+    }
+    Ok(())
+}
+
+/// An oh-my-pi session (title slot, an image kept as a blob) kept, appended to, and then its
+/// blob deleted: every answer is a whole read's, the append is read from the index, and the
+/// missing blob is reported as a whole read reports it.
+fn omp() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("cache");
+    let agent = dir.path().join("agent");
+    let hash = "328f2bd2c3b28c80b1cf92ef43a2a81513a1e237718ea13138466a1a4c8101fb";
+    fs::create_dir_all(agent.join("blobs"))?;
+    fs::create_dir_all(agent.join("sessions").join("-work"))?;
+    fs::copy(
+        crate::common::testdata().join("omp-18.2.3/home/.omp/agent/blobs").join(hash),
+        agent.join("blobs").join(hash),
+    )?;
+    let file = agent.join("sessions").join("-work").join("s.jsonl");
+    let mut g = Gen::omp(3);
+    g.entries(10);
+    let last = g.ids.last().cloned();
+    g.push(last, json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "What is in this image?"},
+        {"type": "image", "data": format!("blob:sha256:{hash}"), "mimeType": "image/webp"}], "timestamp": 1_793_000_000_000u64}}));
+    g.entries(2500);
+    fs::write(&file, g.text(0))?;
+    same_as_whole(&file, &g.ids, &cache, "omp, first read")?;
+    let kept = indexes(&cache);
+    if kept.len() != 1 {
+        return Err(format!("{} kept indexes of the omp session, want 1", kept.len()).into());
+    }
+    let from = g.lines.len();
+    g.entries(50);
+    append(&file, &g.text(from))?;
+    same_as_whole(&file, &g.ids, &cache, "omp, appended")?;
+    if indexes(&cache) != kept {
+        return Err("omp, appended: the index was written again, so the file was read whole".into());
+    }
+    fs::remove_file(agent.join("blobs").join(hash))?;
+    same_as_whole(&file, &g.ids, &cache, "omp, its blob deleted")?;
+    let (_, _, stderr) = answer(&["path", s(&file), "@"], Some(&cache));
+    if !stderr.contains(&hash[..12]) {
+        return Err(format!("omp, its blob deleted: no warning about the missing blob: {stderr}").into());
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::session::entry::LineNo;
 use crate::session::{Diagnostic, Problem, Session, Severity};
 
 pub const PREFIX: &str = "blob:sha256:";
@@ -67,8 +68,17 @@ fn walk(value: &mut Value, key: Option<&str>, f: &mut impl FnMut(&str) -> Option
 
 /// A warning for each entry whose image blobs are not in the store.
 pub fn report_missing(s: &mut Session, dir: Option<&Path>) {
+    let found = refs(s, 0);
+    report(s, dir, found);
+}
+
+/// An image blob an entry refers to: its line, the entry's id, the hash.
+pub type BlobRef = (LineNo, String, String);
+
+/// The blob references of the entries from the `from`-th on.
+pub fn refs(s: &Session, from: usize) -> Vec<BlobRef> {
     let mut found = Vec::new();
-    for i in s.entries.indices() {
+    for i in s.entries.indices().skip(from) {
         let line = s.raw_line(i);
         let mut at = 0;
         while let Some(k) = memchr::memmem::find(&line[at..], PREFIX.as_bytes()) {
@@ -77,12 +87,18 @@ pub fn report_missing(s: &mut Session, dir: Option<&Path>) {
             let text = String::from_utf8_lossy(&line[start..end]).into_owned();
             at = end;
             let Some(hash) = hash_of(&text) else { continue };
-            if !dir.is_some_and(|d| d.join(hash).is_file()) {
-                found.push((s.entries[i].line, s.display_id(i).into_owned(), hash.to_string()));
-            }
+            found.push((s.entries[i].line, s.display_id(i).into_owned(), hash.to_string()));
         }
     }
-    for (line, id, hash) in found {
+    found
+}
+
+/// A warning for each of `refs` whose blob is not in the store.
+pub fn report(s: &mut Session, dir: Option<&Path>, refs: Vec<BlobRef>) {
+    for (line, id, hash) in refs {
+        if dir.is_some_and(|d| d.join(&hash).is_file()) {
+            continue;
+        }
         let where_ = match dir {
             Some(d) => format!("is not in {}", d.display()),
             None => "cannot be found (no `blobs/` folder above the session file)".to_string(),

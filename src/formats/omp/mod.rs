@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::pi::load::{load_as, Flavor};
+use super::pi::load::{load_as, load_kept, Flavor};
 use super::pi::{self, Pi};
 use crate::session::entry::{EntryIdx, LineNo};
 use crate::session::format::{Dialect, Fit, Format, FormatInfo, RowNeed, Unreadable, Unsupported};
@@ -100,14 +100,7 @@ impl Format for OmpFormat {
         let first = data.split(|&b| b == b'\n').next().unwrap_or_default();
         let slot = title::slot(first);
         let slot_width = slot.as_ref().map(|_| (first.len() + 1).min(data.len()));
-        let flavor = Flavor {
-            format: "oh-my-pi",
-            prelude: u32::from(slot.is_some()),
-            known_type: |ty| OWN_TYPES.contains(&ty),
-            not_a_session:
-                "omp does not open it either (it starts a new session in its place); pisces left it unchanged.",
-            relink: None,
-        };
+        let flavor = flavor(slot.is_some());
         let blob_dir = source.path.as_deref().and_then(blobs::store_of);
         let mut session = load_as(source, exclude, &flavor, |pi| {
             Box::new(Omp { pi, slot: slot.clone(), slot_width, blob_dir: blob_dir.clone() })
@@ -116,6 +109,61 @@ impl Format for OmpFormat {
         blobs::report_missing(&mut session, blob_dir.as_deref());
         Ok(session)
     }
+
+    /// pi's reading from a kept index (the title slot is the same: a new one would have
+    /// changed the file's first bytes, and the index with them), and the blob references
+    /// it kept checked again, with the new entries' (a blob deleted since is reported, and
+    /// the index is then not kept again).
+    fn load_kept<'a>(&'static self, source: &'a Source, mut kept: crate::session::kept::Kept) -> Option<Session<'a>> {
+        let data = source.bytes();
+        let first = data.split(|&b| b == b'\n').next().unwrap_or_default();
+        let slot = title::slot(first);
+        let slot_width = slot.as_ref().map(|_| (first.len() + 1).min(data.len()));
+        let flavor = flavor(slot.is_some());
+        let (pi_part, old_refs) = split_kept(&kept.extra)?;
+        kept.extra = pi_part;
+        let from = kept.entries.len();
+        let blob_dir = source.path.as_deref().and_then(blobs::store_of);
+        let mut session = load_kept(source, kept, &flavor, |pi| {
+            Box::new(Omp { pi, slot: slot.clone(), slot_width, blob_dir: blob_dir.clone() })
+        })?;
+        session.title = title::of(&session, slot.as_ref());
+        let mut refs = old_refs;
+        refs.extend(blobs::refs(&session, from));
+        blobs::report(&mut session, blob_dir.as_deref(), refs);
+        Some(session)
+    }
+}
+
+/// pi's reading as omp does it: its own entry types known, and a title slot (`slotted`)
+/// skipped before the header.
+fn flavor(slotted: bool) -> Flavor {
+    Flavor {
+        format: "oh-my-pi",
+        prelude: u32::from(slotted),
+        known_type: |ty| OWN_TYPES.contains(&ty),
+        not_a_session: "omp does not open it either (it starts a new session in its place); pisces left it unchanged.",
+        relink: None,
+    }
+}
+
+/// What omp keeps beside the common index: pi's part, and the blob references (checked
+/// again on every read: a blob can be deleted without the session changing).
+fn keep_omp(omp: &Omp, s: &Session) -> Option<Vec<u8>> {
+    let pi_part = omp.pi.keep(s)?;
+    let refs: Vec<(u32, String, String)> =
+        blobs::refs(s, 0).into_iter().map(|(line, id, hash)| (line.get(), id, hash)).collect();
+    let mut out = (pi_part.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&pi_part);
+    out.extend_from_slice(&serde_json::to_vec(&refs).ok()?);
+    Some(out)
+}
+
+fn split_kept(extra: &[u8]) -> Option<(Vec<u8>, Vec<blobs::BlobRef>)> {
+    let (len, rest) = extra.split_first_chunk::<8>()?;
+    let (pi_part, refs) = rest.split_at_checked(usize::try_from(u64::from_le_bytes(*len)).ok()?)?;
+    let refs: Vec<(u32, String, String)> = serde_json::from_slice(refs).ok()?;
+    Some((pi_part.to_vec(), refs.into_iter().map(|(line, id, hash)| (LineNo(line), id, hash)).collect()))
 }
 
 /// One omp session: pi's reading of it, its title slot, and where its blobs are.
@@ -174,6 +222,10 @@ impl Dialect for Omp {
 
     fn subagents(&self, s: &Session, i: EntryIdx) -> Vec<crate::session::format::Subagent> {
         subagents::of(s, i)
+    }
+
+    fn keep(&self, s: &Session) -> Option<Vec<u8>> {
+        keep_omp(self, s)
     }
 
     fn findings(&self, s: &Session) -> Vec<crate::session::check::Finding> {
