@@ -73,8 +73,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
 
-    /// Read every session file whole, without the cache of what `ls` and `stats` learnt
-    /// of each ($XDG_CACHE_HOME/pisces, else ~/.cache/pisces), and leave the cache as it is.
+    /// Read every session file whole, without the cache ($XDG_CACHE_HOME/pisces, else
+    /// ~/.cache/pisces: what `ls` and `stats` learnt of each session, and the kept index of
+    /// each large pi or oh-my-pi session, from which a read after an append reads only the
+    /// new lines), and leave the cache as it is.
     #[arg(long, global = true)]
     pub no_cache: bool,
 
