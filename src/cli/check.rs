@@ -14,6 +14,7 @@ const EXAMPLES: &str = "\
 Examples:
   pisces check session.jsonl                    # one file
   pisces check ~/.pi/agent/sessions             # every .jsonl below a directory
+  pisces check ~/.openclaw                      # every session in OpenClaw's databases
   pisces check --format json sessions/ | jq '.files[] | select(.status != \"clean\")'
 
 Exit status: 0 every file is clean, 1 problems were found, 2 a file could not be read.";
@@ -30,7 +31,8 @@ Exit status: 0 every file is clean, 1 problems were found, 2 a file could not be
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Session files, directories (searched for *.jsonl), session ids, or `-`.
+    /// Session files, directories (searched for *.jsonl, and for the session databases
+    /// of an OpenClaw state folder or agent folder), session ids, or `-`.
     #[arg(required = true)]
     pub sessions: Vec<String>,
 
@@ -59,9 +61,29 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         let path = Path::new(arg);
         if path.is_dir() {
             let walk = walk_sessions(path, ctx.formats);
-            if walk.files.is_empty() && walk.skipped.is_empty() && walk.not_sessions.is_empty() {
-                let _ = writeln!(err, "pisces: note: {} holds no session files (*.jsonl)", sanitize(arg));
+            // The sessions of the databases there (an OpenClaw state folder's), each by its
+            // name (`openclaw:<agent>/<id>`).
+            let stored: Vec<(String, Input)> = crate::formats::stores_under(path)
+                .into_iter()
+                .flat_map(|st| match (st.ids)(&st.db) {
+                    Ok(ids) => ids
+                        .into_iter()
+                        .map(|id| {
+                            let name = format!("{}:{}/{id}", st.scheme, st.agent);
+                            (name, Input::Stored { db: st.db.clone(), agent: st.agent.clone(), id })
+                        })
+                        .collect(),
+                    Err(e) => vec![(st.db.display().to_string(), Input::Missing(e))],
+                })
+                .collect();
+            if walk.files.is_empty() && walk.skipped.is_empty() && walk.not_sessions.is_empty() && stored.is_empty() {
+                let _ = writeln!(
+                    err,
+                    "pisces: note: {} holds no session files (*.jsonl) or session databases",
+                    sanitize(arg)
+                );
             }
+            inputs.extend(stored);
             if !walk.skipped.is_empty() {
                 let _ = writeln!(
                     err,

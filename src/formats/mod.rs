@@ -27,10 +27,22 @@ pub fn all() -> &'static [&'static dyn Format] {
 /// The databases of sessions on this machine (OpenClaw's), where session ids are also
 /// looked up.
 pub fn stores(env: &crate::env::Env) -> Vec<crate::session::locate::Store<'static>> {
-    fn ids(db: &std::path::Path) -> Vec<String> {
-        openclaw::store::session_ids(db).unwrap_or_default()
+    fn ids(db: &std::path::Path) -> Result<Vec<String>, String> {
+        openclaw::store::session_ids(db).map_err(|e| e.to_string())
     }
     openclaw::store::databases(&env.openclaw_states)
+        .into_iter()
+        .map(|(agent, db)| crate::session::locate::Store { scheme: "openclaw", agent, db, ids: &ids })
+        .collect()
+}
+
+/// The databases of sessions in or under a folder (an OpenClaw state folder, or one of its
+/// agents' folders), for commands that walk a folder (`check DIR`).
+pub fn stores_under(dir: &std::path::Path) -> Vec<crate::session::locate::Store<'static>> {
+    fn ids(db: &std::path::Path) -> Result<Vec<String>, String> {
+        openclaw::store::session_ids(db).map_err(|e| e.to_string())
+    }
+    openclaw::store::databases_under(dir)
         .into_iter()
         .map(|(agent, db)| crate::session::locate::Store { scheme: "openclaw", agent, db, ids: &ids })
         .collect()

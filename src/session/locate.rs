@@ -21,12 +21,13 @@ pub enum SessionArg {
 }
 
 /// A database of sessions, where an id is also looked up: its agent's name in `<agent>:`
-/// names, the agent's folder name (`main`), the file, and the ids it holds.
+/// names, the agent's folder name (`main`), the file, and the ids it holds (or why they
+/// cannot be read).
 pub struct Store<'a> {
     pub scheme: &'static str,
     pub agent: String,
     pub db: PathBuf,
-    pub ids: &'a dyn Fn(&Path) -> Vec<String>,
+    pub ids: &'a dyn Fn(&Path) -> Result<Vec<String>, String>,
 }
 
 /// [`locate`], then the stores: `openclaw:<agent>/<id>` names a stored session directly
@@ -71,7 +72,8 @@ pub fn locate_with_stores(
 fn pick_stored(arg: &str, id: &str, stores: &[&Store]) -> Result<SessionArg, LocateError> {
     let (mut exact, mut prefix) = (Vec::new(), Vec::new());
     for s in stores {
-        for sid in (s.ids)(&s.db) {
+        // A database that cannot be read holds no session to find here.
+        for sid in (s.ids)(&s.db).unwrap_or_default() {
             let hit = (s.db.clone(), s.agent.clone(), sid.clone(), format!("{}:{}/{sid}", s.scheme, s.agent));
             if sid == id {
                 exact.push(hit);

@@ -90,7 +90,7 @@ pub fn discover(env: &Env, session_dir: Option<&Path>, formats: &[&'static dyn F
     }
     if session_dir.is_none() {
         for store in crate::formats::stores(env) {
-            for id in (store.ids)(&store.db) {
+            for id in (store.ids)(&store.db).unwrap_or_default() {
                 found.sessions.push(Where::Stored { db: store.db.clone(), agent: store.agent.clone(), id });
             }
         }

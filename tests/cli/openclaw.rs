@@ -62,6 +62,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("openclaw::deleted_transcript_archive_reads", deleted_archive),
         Trial::test("openclaw::fork_is_a_pi_session_with_the_same_context", fork_to_pi),
         Trial::test("openclaw::appends_refused_store_unchanged", appends_refused),
+        Trial::test("openclaw::check_of_a_state_folder_checks_every_stored_session", check_state_folder),
         Trial::test("openclaw::reads_while_a_writer_commits", concurrent_writer),
         Trial::test("openclaw::reads_what_only_the_wal_holds", crashed_writer),
     ]);
@@ -407,4 +408,55 @@ fn crashed_writer() -> TestResult {
     )?;
     check(doc["leafId"] == done["last_id"], || format!("leaf {} vs the writer's {}", doc["leafId"], done["last_id"]))?;
     check((fs::read(&db)?, fs::read(&wal)?) == before, || "reading changed the database or its WAL".into())
+}
+
+/// The sessions each database under `state` holds, by name, read with Python's sqlite3
+/// (not pisces's reader).
+fn stored_names(state: &Path) -> Result<BTreeSet<String>, libtest_mimic::Failed> {
+    let mut names = BTreeSet::new();
+    for agent in fs::read_dir(state.join("agents"))? {
+        let agent = agent?.path();
+        let db = agent.join("agent/openclaw-agent.sqlite");
+        if !db.is_file() {
+            continue;
+        }
+        let o = Command::new("python3")
+            .args(["-c", "import sqlite3,sys\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro&immutable=1',uri=True)\nfor (i,) in c.execute('SELECT DISTINCT session_id FROM transcript_events'): print(i)"])
+            .arg(&db)
+            .output()?;
+        check(o.status.success(), || stderr(&o))?;
+        let name = agent.file_name().unwrap().to_string_lossy().into_owned();
+        names.extend(String::from_utf8_lossy(&o.stdout).lines().map(|id| format!("openclaw:{name}/{id}")));
+    }
+    Ok(names)
+}
+
+/// `check DIR` on a state folder checks every session of every agent's database (named as
+/// `ls` names them), on one agent's folder only its sessions, and writes nothing; a
+/// database it cannot read is an error naming it.
+fn check_state_folder() -> TestResult {
+    let before = snapshot(&state());
+    let want = stored_names(&state())?;
+    check(want.len() > 5, || format!("only {} stored sessions in the corpus", want.len()))?;
+    let names = |doc: &Value| -> BTreeSet<String> {
+        doc["files"].as_array().into_iter().flatten().filter_map(|f| f["file"].as_str().map(str::to_string)).collect()
+    };
+    let o = oc().args(["check", state().to_str().unwrap(), "--format", "json"]).output()?;
+    check(o.status.success(), || stderr(&o))?;
+    let doc: Value = serde_json::from_slice(&o.stdout)?;
+    check(names(&doc) == want, || format!("checked {:?}, want {want:?}", names(&doc)))?;
+    let main = state().join("agents/main");
+    let doc = oc_json(&["check", main.to_str().unwrap(), "--format", "json"])?;
+    let want_main: BTreeSet<String> = want.iter().filter(|n| n.starts_with("openclaw:main/")).cloned().collect();
+    check(names(&doc) == want_main, || format!("checked {:?} in main, want {want_main:?}", names(&doc)))?;
+    check(snapshot(&state()) == before, || "a file of the state folder changed".into())?;
+    let tmp = tempfile::tempdir()?;
+    let bad = tmp.path().join("agents/x/agent/openclaw-agent.sqlite");
+    fs::create_dir_all(bad.parent().unwrap())?;
+    fs::write(&bad, "not a database\n")?;
+    let o = oc().args(["check", tmp.path().to_str().unwrap()]).output()?;
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    check(o.status.code() == Some(2) && text.contains("openclaw-agent.sqlite"), || {
+        format!("exit {:?}: {text}", o.status.code())
+    })
 }

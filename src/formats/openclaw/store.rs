@@ -43,6 +43,20 @@ pub fn databases(states: &[PathBuf]) -> Vec<(String, PathBuf)> {
     out
 }
 
+/// The agents' databases in or under `dir`: a state folder (`agents/<agent>/agent/`), one
+/// agent's folder (`agents/<agent>`), or its `agent/` folder.
+pub fn databases_under(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = databases(&[dir.to_path_buf()]);
+    let name = |d: Option<&Path>| d.and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+    let own = [(dir.join("agent").join(DB_NAME), name(Some(dir))), (dir.join(DB_NAME), name(dir.parent()))];
+    for (db, agent) in own {
+        if let (true, Some(agent)) = (db.is_file(), agent) {
+            out.push((agent, db));
+        }
+    }
+    out
+}
+
 fn err(db: &Path, e: impl std::fmt::Display) -> LoadError {
     LoadError::Io { name: db.display().to_string(), source: std::io::Error::other(e.to_string()) }
 }
