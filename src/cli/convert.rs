@@ -18,7 +18,7 @@ Examples:
   pisces agent --session \"$(pisces convert 4f1c --to pi)\" -p 'go on'   # continue it
 
 The new file is pi's: a version-3 header (a new id, the source's cwd, parentSession = the
-source file), then the path's messages chained one after the other, under their own ids.
+source file's absolute path, when it is a file), then the path's messages chained one after the other, under their own ids.
 From Claude Code: each reply's lines become one assistant message; Bash, Read, Write,
 Edit, MultiEdit, Grep and Glob calls become pi's bash, read, write, edit, grep and find
 (Bash's timeout in seconds); other tools are kept as they are; the client's attachments

@@ -63,6 +63,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("openclaw::fork_is_a_pi_session_with_the_same_context", fork_to_pi),
         Trial::test("openclaw::appends_refused_store_unchanged", appends_refused),
         Trial::test("openclaw::check_of_a_state_folder_checks_every_stored_session", check_state_folder),
+        Trial::test("openclaw::convert_names_no_parent_pi_cannot_open", convert_parent),
         Trial::test("openclaw::reads_while_a_writer_commits", concurrent_writer),
         Trial::test("openclaw::reads_what_only_the_wal_holds", crashed_writer),
     ]);
@@ -458,5 +459,32 @@ fn check_state_folder() -> TestResult {
     let text = format!("{}{}", stdout(&o), stderr(&o));
     check(o.status.code() == Some(2) && text.contains("openclaw-agent.sqlite"), || {
         format!("exit {:?}: {text}", o.status.code())
+    })
+}
+
+/// `convert --to pi` writes `parentSession` as `fork` does: nothing for a session in the
+/// database (pi cannot open it), the absolute path of a source that is a file (here an
+/// exported transcript named relative to the working directory).
+fn convert_parent() -> TestResult {
+    let tmp = tempfile::tempdir()?;
+    let header = |args: &[&str], cwd: &Path| -> Result<Value, libtest_mimic::Failed> {
+        let o = oc().current_dir(cwd).args(args).output()?;
+        check(o.status.success(), || stderr(&o))?;
+        let out = stdout(&o).trim().to_string();
+        let first = fs::read_to_string(&out)?.lines().next().unwrap_or_default().to_string();
+        Ok(serde_json::from_str(&first)?)
+    };
+    let out = tmp.path().join("a.jsonl");
+    let h = header(&["convert", "openclaw:main/665e02db", "--to", "pi", "-o", out.to_str().unwrap()], tmp.path())?;
+    check(h.get("parentSession").is_none(), || format!("a stored session's convert names a parent: {h}"))?;
+    let export = fs::read_dir(corpus().join("exports"))?
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"));
+    let export = export.ok_or("no exported transcript in the corpus")?;
+    let out = tmp.path().join("b.jsonl");
+    let rel = export.strip_prefix(corpus()).unwrap().to_str().unwrap().to_string();
+    let h = header(&["convert", &rel, "--to", "pi", "-o", out.to_str().unwrap()], &corpus())?;
+    check(h["parentSession"] == Value::from(export.to_str().unwrap()), || {
+        format!("parentSession {}, want {}", h["parentSession"], export.display())
     })
 }

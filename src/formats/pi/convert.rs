@@ -28,8 +28,10 @@ pub fn to_pi(s: &Session, leaf: EntryIdx, id: &str, cwd: &str) -> Result<PiSessi
             parent = m.get("id").cloned().unwrap_or(Value::Null);
         }
     }
-    let source = s.path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| s.file.clone());
-    let header = super::fork::header_line(id, &now_iso(), cwd, Some(&source));
+    // As `fork` writes it: the source file's absolute path, and nothing for a source that
+    // is no file pi could open (standard input, a session in OpenClaw's database).
+    let source = s.path.as_ref().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()).display().to_string());
+    let header = super::fork::header_line(id, &now_iso(), cwd, source.as_deref());
     let mut lines = vec![header];
     lines.extend(entries.iter().map(|e| serde_json::to_string(e).expect("an entry serializes")));
     Ok(PiSession { id: id.to_string(), lines, entries: entries.len() })
