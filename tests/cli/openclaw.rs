@@ -484,7 +484,7 @@ fn convert_parent() -> TestResult {
     let out = tmp.path().join("b.jsonl");
     let rel = export.strip_prefix(corpus()).unwrap().to_str().unwrap().to_string();
     let h = header(&["convert", &rel, "--to", "pi", "-o", out.to_str().unwrap()], &corpus())?;
-    check(h["parentSession"] == Value::from(export.to_str().unwrap()), || {
+    check(h["parentSession"] == export.to_str().unwrap(), || {
         format!("parentSession {}, want {}", h["parentSession"], export.display())
     })
 }
