@@ -16,6 +16,7 @@ use super::json::SessionJson;
 use super::table::thousands;
 use super::transcript::image_note;
 use super::{sanitize, Paint, Ui};
+use crate::session::format::Spilled;
 use crate::session::{js, EntryIdx, EntryType, LineNo, Session};
 
 /// Width of the key column.
@@ -237,6 +238,10 @@ struct ShownEntry<'s> {
     entry: Option<&'s Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     unreadable: Option<&'s str>,
+    /// Outputs kept in files beside the session (oh-my-pi's `artifact://N`): `ref`, `path`,
+    /// `bytes` (`null`: the file is missing).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    spilled: Vec<Spilled>,
 }
 
 #[derive(Serialize)]
@@ -275,6 +280,7 @@ pub fn write_json(w: &mut dyn Write, session: &Session, picked: &[(EntryIdx, Sho
                     Shown::Unreadable(why) => Some(why.as_str()),
                     _ => None,
                 },
+                spilled: session.dialect().spilled(session, i),
             }
         })
         .collect();
@@ -329,6 +335,22 @@ fn head(session: &Session, i: EntryIdx, entry: &Value) -> EntryHead {
     row("depth", session.depth(i).to_string());
     if e.shadowed {
         row("note", "a later entry has the same id; pi's index (and an id REV) names that one".into());
+    }
+    // An output too large for the session: the entry holds what the model saw, the file the
+    // rest (the path is sanitized when the row is written).
+    let spilled: Vec<String> = session
+        .dialect()
+        .spilled(session, i)
+        .iter()
+        .map(|sp| match sp.bytes {
+            Some(n) => {
+                format!("{} is {} ({} bytes: the whole output)", sp.reference, sp.path.display(), thousands(n as f64))
+            }
+            None => format!("{} is missing (no {})", sp.reference, sp.path.display()),
+        })
+        .collect();
+    if !spilled.is_empty() {
+        row("spilled", spilled.join("\n"));
     }
     EntryHead {
         kind: e.kind,

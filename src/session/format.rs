@@ -265,6 +265,13 @@ pub trait Dialect: Send + Sync {
         Vec::new()
     }
 
+    /// Outputs of entry `i` that were too large for the session and went to files of their
+    /// own (oh-my-pi's `<session>/<n>.<tool>.log`): the reference the entry holds, and the
+    /// file. Most formats: none.
+    fn spilled(&self, _s: &Session, _i: EntryIdx) -> Vec<Spilled> {
+        Vec::new()
+    }
+
     /// Where entry `i`'s line is when the session was read from several files (a Codex fork
     /// and the rollouts it inherits from) and the line is not in the first: that file's name
     /// and the line's number in it. `None`: line `entries[i].line` of the file read.
@@ -291,6 +298,18 @@ pub trait Dialect: Send + Sync {
     fn hint(&self, _problem: super::Problem) -> Option<&'static str> {
         None
     }
+}
+
+/// An output kept in a file beside the session ([`Dialect::spilled`]).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Spilled {
+    /// How the entry names it (`artifact://0`).
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// The file (where it should be, when it is missing).
+    pub path: std::path::PathBuf,
+    /// Its size; `None` when it is missing.
+    pub bytes: Option<u64>,
 }
 
 /// A subagent's transcript, found beside the session that started it.

@@ -48,6 +48,7 @@ pub fn trials() -> Vec<Trial> {
     trials.extend([
         Trial::test("omp::title_leaf_and_tree_as_omp_reads_them", titles_and_trees),
         Trial::test("omp::missing_blob_is_named_and_kept_as_a_reference", missing_blob),
+        Trial::test("omp::show_names_a_spilled_output_and_its_file", spilled),
         Trial::test("omp::found_by_id_in_its_store_and_archive", found_by_id),
         Trial::test("omp::check_sees_pruning_in_place", check_pruned),
         Trial::test("omp::label_as_omp_writes_it_and_other_appends_refused", appends),
@@ -192,6 +193,37 @@ fn missing_blob() -> TestResult {
     // With the store's blobs, the image is its bytes.
     let full = path_json(&f, Some("@"))?;
     check(!full["messages"].to_string().contains("blob:sha256:"), || "the blob was not resolved".into())
+}
+
+/// `show` names the file a spilled output is in (`artifact://N`), whose size is the
+/// `totalBytes` omp itself recorded; without the session's folder, it says the file is
+/// missing.
+fn spilled() -> TestResult {
+    let f = file("06-spill");
+    let mut found = 0;
+    for (k, line) in fs::read_to_string(&f)?.lines().enumerate() {
+        let v: Value = serde_json::from_str(line)?;
+        let Some(t) = v.pointer("/message/details/meta/truncation").filter(|t| t.get("artifactId").is_some()) else {
+            continue;
+        };
+        found += 1;
+        let at = format!("#{}", k + 1);
+        let doc = stdout_json(&run(&["show", f.to_str().unwrap(), &at, "--format", "json"]))?;
+        let sp = &doc["entries"][0]["spilled"][0];
+        let want = format!("artifact://{}", t["artifactId"].as_str().unwrap_or_default());
+        check(sp["ref"] == want.as_str() && sp["bytes"] == t["totalBytes"], || {
+            format!("{at}: {sp}, want {want} of {}", t["totalBytes"])
+        })?;
+        check(Path::new(sp["path"].as_str().unwrap_or_default()).is_file(), || {
+            format!("{at}: no file {}", sp["path"])
+        })?;
+        let dir = tempfile::tempdir()?;
+        let copy = dir.path().join(f.file_name().unwrap());
+        fs::copy(&f, &copy)?;
+        let o = run(&["show", copy.to_str().unwrap(), &at]);
+        check(o.status.success() && stdout(&o).contains(&format!("{want} is missing")), || stdout(&o))?;
+    }
+    check(found > 0, || "no spilled output in 06-spill".into())
 }
 
 /// `pisces tree ID` finds omp sessions in `~/.omp/agent/sessions` and gzipped ones in

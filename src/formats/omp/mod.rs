@@ -11,6 +11,7 @@ pub mod blobs;
 pub mod context;
 pub mod fork;
 pub mod rows;
+mod spill;
 mod subagents;
 pub mod title;
 pub mod usage;
@@ -222,6 +223,10 @@ impl Dialect for Omp {
 
     fn subagents(&self, s: &Session, i: EntryIdx) -> Vec<crate::session::format::Subagent> {
         subagents::of(s, i)
+    }
+
+    fn spilled(&self, s: &Session, i: EntryIdx) -> Vec<crate::session::format::Spilled> {
+        spill::of(s, i)
     }
 
     fn keep(&self, s: &Session) -> Option<Vec<u8>> {
