@@ -169,10 +169,13 @@ impl Cache {
         Some(facts)
     }
 
-    /// Keeps the facts read from `files` (the session's own file first), if its key is
-    /// still `before`, the key it had before it was read.
-    pub fn put(&self, files: &[PathBuf], before: FileKey, facts: &Facts) {
-        let Some(main) = files.first() else { return };
+    /// Keeps, under `key` (the session's own file, or a name for a session stored in a
+    /// database), the facts read from `files` (the session's own file, or its database,
+    /// first), if the first file's key is still `before`, the key it had before it was read.
+    pub fn put(&self, key: &Path, files: &[PathBuf], before: FileKey, facts: &Facts) {
+        if files.is_empty() {
+            return;
+        }
         let mut keyed = Vec::with_capacity(files.len());
         for p in files {
             let Ok(k) = FileKey::of(p) else { return };
@@ -188,7 +191,7 @@ impl Cache {
         facts.summary.forks = 0;
         self.dirty.store(true, Ordering::Relaxed);
         if let Ok(mut fresh) = self.fresh.lock() {
-            fresh.insert(main.clone(), Entry { files: keyed, listing: self.listing, facts });
+            fresh.insert(key.to_path_buf(), Entry { files: keyed, listing: self.listing, facts });
         }
     }
 
@@ -204,8 +207,11 @@ impl Cache {
             return Ok(());
         }
         let (Ok(mut old), Ok(fresh)) = (self.old.lock(), self.fresh.lock()) else { return Ok(()) };
-        let mut all: Vec<(&PathBuf, &Entry)> =
-            old.iter().filter(|(p, _)| !fresh.contains_key(*p) && p.is_file()).collect();
+        // What this run did not look at, while its first file still exists.
+        let mut all: Vec<(&PathBuf, &Entry)> = old
+            .iter()
+            .filter(|(p, e)| !fresh.contains_key(*p) && e.files.first().is_some_and(|(f, _)| f.is_file()))
+            .collect();
         all.extend(fresh.iter());
         all.sort_by(|a, b| a.0.cmp(b.0));
         let bytes = encode(&all);

@@ -107,13 +107,22 @@ pub fn read(
     need: Need,
     cache: Option<&Cache>,
 ) -> Result<Facts, String> {
-    let file = match w {
-        Where::File(p) => Some(p.as_path()),
-        // OpenClaw's rows live in a database that changes as a whole: not cached.
-        Where::Stored { .. } => None,
+    // Where the facts are cached: under the session's file; a session in a database
+    // (OpenClaw's, one per agent) under `<database>#<agent>/<id>`, keyed on the database
+    // file, so that any write to it reads its sessions again. Not while a writer's log
+    // (`-wal`) is there: rows in it are not in the database file yet.
+    let (key, file) = match w {
+        Where::File(p) => (Some(p.clone()), Some(p.as_path())),
+        Where::Stored { db, agent, id } => {
+            let wal = PathBuf::from(format!("{}-wal", db.display()));
+            match wal.exists() {
+                true => (None, None),
+                false => (Some(PathBuf::from(format!("{}#{agent}/{id}", db.display()))), Some(db.as_path())),
+            }
+        }
     };
-    if let (Some(c), Some(p)) = (cache, file) {
-        if let Some(f) = c.get(p, need.tips) {
+    if let (Some(c), Some(k)) = (cache, &key) {
+        if let Some(f) = c.get(k, need.tips) {
             return Ok(f);
         }
     }
@@ -126,8 +135,13 @@ pub fn read(
             Ok((of(&sessions[0], w.name(), need)?, reading.files()))
         })
         .map_err(|e| format!("{e:#}"))?;
-    if let (Some(c), Some(before)) = (cache, before) {
-        c.put(&files, before, &facts);
+    // A stored session's files: its database.
+    let files = match (w, files.is_empty()) {
+        (Where::Stored { db, .. }, true) => vec![db.clone()],
+        _ => files,
+    };
+    if let (Some(c), Some(before), Some(key)) = (cache, before, &key) {
+        c.put(key, &files, before, &facts);
     }
     Ok(facts)
 }

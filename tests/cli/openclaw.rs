@@ -64,6 +64,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("openclaw::appends_refused_store_unchanged", appends_refused),
         Trial::test("openclaw::check_of_a_state_folder_checks_every_stored_session", check_state_folder),
         Trial::test("openclaw::convert_names_no_parent_pi_cannot_open", convert_parent),
+        Trial::test("openclaw::cached_until_the_database_changes", cached_until_written),
         Trial::test("openclaw::reads_while_a_writer_commits", concurrent_writer),
         Trial::test("openclaw::reads_what_only_the_wal_holds", crashed_writer),
     ]);
@@ -486,5 +487,58 @@ fn convert_parent() -> TestResult {
     let h = header(&["convert", &rel, "--to", "pi", "-o", out.to_str().unwrap()], &corpus())?;
     check(h["parentSession"] == export.to_str().unwrap(), || {
         format!("parentSession {}, want {}", h["parentSession"], export.display())
+    })
+}
+
+/// `ls` and `stats` keep the facts of stored sessions in the cache, keyed on their
+/// database: the second run takes them all from it; after a writer appends to one
+/// session (and closes, checkpointing its log), and while a writer's log is there, every
+/// answer is the one `--no-cache` gives.
+fn cached_until_written() -> TestResult {
+    let (tmp, db) = scratch_state()?;
+    let cache = tempfile::tempdir()?;
+    let home = tempfile::tempdir()?;
+    let run = |args: &[&str], cached: bool| -> Result<Value, libtest_mimic::Failed> {
+        let mut c = pisces();
+        c.env("OPENCLAW_STATE_DIR", tmp.path()).env("HOME", home.path()).env("XDG_CACHE_HOME", cache.path());
+        if !cached {
+            c.arg("--no-cache");
+        }
+        stdout_json(&c.args(args).output()?)
+    };
+    let session = "b732fece-6e8d-475a-a200-277d93a9a837";
+    // The writer copies the corpus's database into the scratch state first.
+    let out = writer(&db, session, &["--seconds", "0"])?.wait_with_output()?;
+    check(out.status.success(), || String::from_utf8_lossy(&out.stdout).into_owned())?;
+    let same = |when: &str| -> TestResult {
+        for args in
+            [&["ls", "--all", "--format", "json"][..], &["stats", "--all", "--by", "session", "--format", "json"]]
+        {
+            let (mut with, mut without) = (run(args, true)?, run(args, false)?);
+            for d in [&mut with, &mut without] {
+                d.as_object_mut().map(|o| o.remove("cached"));
+            }
+            check(with == without, || {
+                format!("{when}: `{}` with the cache:\n{with}\nwithout:\n{without}", args.join(" "))
+            })?;
+        }
+        Ok(())
+    };
+    same("a cold cache")?;
+    let warm = run(&["stats", "--all", "--format", "json"], true)?;
+    check(warm["cached"] == warm["sessions"] && warm["sessions"].as_u64() > Some(1), || format!("warm: {warm}"))?;
+    let out = writer(&db, session, &["--seconds", "0.2", "--no-copy"])?.wait_with_output()?;
+    check(out.status.success(), || String::from_utf8_lossy(&out.stdout).into_owned())?;
+    same("after a writer appended")?;
+    let after = run(&["stats", "--all", "--format", "json"], true)?;
+    check(after["total"]["responses"].as_u64() > warm["total"]["responses"].as_u64(), || {
+        format!("the appended replies are not counted: {} then {}", warm["total"], after["total"])
+    })?;
+    let out = writer(&db, session, &["--seconds", "0.2", "--no-copy", "--crash"])?.wait_with_output()?;
+    check(out.status.success() || out.status.code().is_some(), || "the crashing writer did not run".into())?;
+    same("with a writer's log left")?;
+    let logged = run(&["stats", "--all", "--format", "json"], true)?;
+    check(logged["cached"] == 0, || {
+        format!("sessions taken from the cache while the log is there: {}", logged["cached"])
     })
 }
