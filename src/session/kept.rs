@@ -19,6 +19,9 @@
 //! covers (at least [`STALE_MIN`]), so that the bytes read past it stay few without
 //! writing the whole index after every small append.
 //!
+//! The indexes take at most [`MAX_TOTAL`] bytes: writing one removes the least recently
+//! written beyond that.
+//!
 //! The file is written to a temporary name and renamed over the old one: two processes
 //! keeping the same session each leave a whole index. It ends with a CRC-32 of all
 //! before it, and every field is checked as it is read back (offsets inside the covered
@@ -47,6 +50,10 @@ pub const MIN_SIZE: usize = 1 << 20;
 pub const STALE_AFTER: usize = 64;
 /// ...or this many bytes, whichever is more.
 pub const STALE_MIN: usize = 4 << 20;
+
+/// The kept indexes take at most this much room: when a new one is written, the least
+/// recently written are removed until they fit (an index is about 3 % of its session).
+pub const MAX_TOTAL: u64 = 1 << 30;
 
 /// How much of each end of the covered bytes the key hashes.
 const EDGE: usize = 4096;
@@ -136,7 +143,10 @@ impl Store {
         }
         let Some(key) = Store::key(source) else { return };
         let Some(body) = encode(session, &key, data) else { return };
-        let _ = self.write(&self.file_for(&key), &body);
+        let to = self.file_for(&key);
+        if self.write(&to, &body).is_ok() {
+            prune(&self.dir, MAX_TOTAL, &to);
+        }
     }
 
     fn write(&self, to: &Path, body: &[u8]) -> std::io::Result<()> {
@@ -155,6 +165,31 @@ impl Store {
             let _ = std::fs::remove_file(&tmp);
         }
         result
+    }
+}
+
+/// Removes the least recently written indexes in `dir` (never `keep`, the one just
+/// written) until those left take at most `max` bytes. Errors are ignored: another
+/// process may be pruning too.
+fn prune(dir: &Path, max: u64, keep: &Path) {
+    let Ok(read) = std::fs::read_dir(dir) else { return };
+    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = read
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            Some((m.modified().ok()?, m.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    files.sort();
+    for (_, len, path) in files {
+        if total <= max {
+            break;
+        }
+        if path != keep && std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
     }
 }
 
@@ -412,4 +447,29 @@ fn entry(rec: &[u8], k: usize, covered: usize, owned: usize) -> Option<EntryMeta
         _ => return None,
     };
     (rec[47] == 0).then_some(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_removes_the_oldest_until_the_rest_fit_and_never_the_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |secs: u64| std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000 + secs);
+        // a (oldest), b, c, and new (just written, but given the oldest time of all).
+        for (name, secs, len) in [("a", 10, 400), ("b", 20, 400), ("c", 30, 400), ("new", 0, 400)] {
+            let p = dir.path().join(format!("{name}.idx"));
+            std::fs::write(&p, vec![0u8; len]).unwrap();
+            std::fs::File::options().write(true).open(&p).unwrap().set_modified(at(secs)).unwrap();
+        }
+        std::fs::write(dir.path().join("other.tmp"), vec![0u8; 5000]).unwrap();
+        prune(dir.path(), 900, &dir.path().join("new.idx"));
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["c.idx", "new.idx", "other.tmp"]);
+    }
 }
