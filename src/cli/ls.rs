@@ -115,7 +115,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     let listing =
         list::list(found, ctx.formats, &filter, args.sort, threads, cache.as_ref(), &mut |done, _| progress.set(done));
     progress.finish();
-    let cached = cache.as_ref().map_or(0, |c| c.hits.load(std::sync::atomic::Ordering::Relaxed));
+    let cached = cache.as_ref().map_or((0, 0), |c| {
+        (c.hits.load(std::sync::atomic::Ordering::Relaxed), c.extended.load(std::sync::atomic::Ordering::Relaxed))
+    });
     super::save_cache(cache);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.format {

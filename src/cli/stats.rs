@@ -86,7 +86,8 @@ pub enum Format {
     /// `{"version":1, "by", "rows":[{"key", "agent"?, "session"?, "sessionId"?, "title"?,
     /// "responses", "usage":{"input", "output", "cacheRead", "cacheWrite", "totalTokens",
     /// "tokens", "cost"}, "added"?:{"responses", "usage"}}], "total":{"responses", "usage"},
-    /// "copies", "sessions", "cached" (sessions the cache answered for), "failed":[{"session",
+    /// "copies", "sessions", "cached" (sessions the cache answered for), "extended" (sessions
+    /// that grew, counted from what the cache held and their new entries), "failed":[{"session",
     /// "error"}]}`.
     Json,
     /// One header line, then one line per row (RFC 4180; no total row).

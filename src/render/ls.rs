@@ -89,13 +89,14 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, listing: &Listing, home: Option<&s
 }
 
 /// The line under the table (on stderr): what was read, kept, skipped and failed.
-/// `cached`: how many sessions the cache answered for (said with `-v`).
+/// `cached`: how many sessions the cache answered for, and how many that grew it answered
+/// for with their new entries read (said with `-v`).
 pub fn write_footer(
     w: &mut dyn Write,
     listing: &Listing,
     verbose: bool,
     scope: &str,
-    cached: usize,
+    (cached, extended): (usize, usize),
 ) -> std::io::Result<()> {
     let n = listing.rows.len();
     write!(w, "{n} session{} {scope}", if n == 1 { "" } else { "s" })?;
@@ -111,6 +112,9 @@ pub fn write_footer(
     }
     if verbose {
         write!(w, "; {cached} of {} read from the cache", listing.read)?;
+        if extended > 0 {
+            write!(w, ", {extended} grown since, their new entries added to what it held")?;
+        }
     }
     writeln!(w)?;
     if verbose {

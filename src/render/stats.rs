@@ -174,6 +174,7 @@ struct StatsJson<'a> {
     copies: usize,
     sessions: usize,
     cached: usize,
+    extended: usize,
     failed: Vec<FailedJson<'a>>,
 }
 
@@ -216,6 +217,7 @@ pub fn write_json(w: &mut dyn Write, stats: &Stats) -> std::io::Result<()> {
         copies: stats.copies,
         sessions: stats.kept,
         cached: stats.cached,
+        extended: stats.extended,
         failed: stats.failed.iter().map(|(s, e)| FailedJson { session: s, error: e }).collect(),
     };
     serde_json::to_writer_pretty(&mut *w, &doc)?;

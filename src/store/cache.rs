@@ -55,28 +55,46 @@ pub struct FileKey {
 
 impl FileKey {
     pub fn of(path: &Path) -> std::io::Result<FileKey> {
+        FileKey::of_first(path, None)
+    }
+
+    /// The key `path` had when it was `len` bytes long, if it only grew since: its first
+    /// `len` bytes hashed as [`FileKey::of`] hashes a whole file (the time is today's).
+    /// `None`: the whole file.
+    fn of_first(path: &Path, len: Option<u64>) -> std::io::Result<FileKey> {
         use std::os::unix::fs::MetadataExt;
         let mut f = std::fs::File::open(path)?;
         let m = f.metadata()?;
         if !m.is_file() {
             return Err(std::io::Error::other("not a regular file"));
         }
+        let len = len.unwrap_or(m.len());
+        if len > m.len() {
+            return Err(std::io::Error::other("shorter than that"));
+        }
         let mut h = std::hash::DefaultHasher::new();
-        let mut buf = vec![0; EDGE as usize];
+        let mut buf = vec![0; EDGE.min(len) as usize];
         let n = read_up_to(&mut f, &mut buf)?;
         h.write(&buf[..n]);
-        if m.len() > EDGE {
-            f.seek(SeekFrom::Start(m.len().saturating_sub(EDGE).max(EDGE)))?;
+        if len > EDGE {
+            let from = len.saturating_sub(EDGE).max(EDGE);
+            f.seek(SeekFrom::Start(from))?;
+            buf.resize((len - from) as usize, 0);
             let n = read_up_to(&mut f, &mut buf)?;
             h.write(&buf[..n]);
         }
         Ok(FileKey {
             dev: m.dev(),
             ino: m.ino(),
-            size: m.len(),
+            size: len,
             mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
             edges: h.finish(),
         })
+    }
+
+    /// How many bytes the file it keys had.
+    pub fn size(&self) -> u64 {
+        self.size
     }
 }
 
@@ -111,6 +129,16 @@ struct Entry {
     facts: Facts,
 }
 
+/// What the cache holds for a session ([`Cache::lookup`]).
+pub enum Cached {
+    /// Its facts, for its files as they are.
+    Hit(Facts),
+    /// The facts of its file's first bytes (this many), which are as they were: the file
+    /// only grew since.
+    Grown(Facts, u64),
+    Miss,
+}
+
 /// The cache of one run: what was on disk, and what this run learnt.
 pub struct Cache {
     dir: PathBuf,
@@ -123,6 +151,8 @@ pub struct Cache {
     /// Sessions answered from the cache, and read.
     pub hits: AtomicUsize,
     pub misses: AtomicUsize,
+    /// Sessions that grew, whose facts were those the cache held plus their new entries'.
+    pub extended: AtomicUsize,
 }
 
 impl Cache {
@@ -140,33 +170,58 @@ impl Cache {
             fresh: Mutex::new(HashMap::new()),
             dirty: AtomicBool::new(false),
             hits: AtomicUsize::new(0),
+            extended: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
         }
     }
 
+    /// The cache's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The facts of `path`, if the cache holds them for its files as they are now.
     pub fn get(&self, path: &Path, with_tips: bool) -> Option<Facts> {
-        if self.kind == Kind::Summaries && with_tips {
-            return None;
+        match self.lookup(path, with_tips) {
+            Cached::Hit(f) => Some(f),
+            _ => None,
         }
-        let entry = self.old.lock().ok()?.remove(path);
-        let valid = entry.filter(|e| {
-            let family = self.format(e.facts.summary.format).is_none_or(|f| f.reads_family());
-            (!family || (self.listing.is_some() && e.listing == self.listing))
-                && (!with_tips || e.facts.tips.is_some())
-                && e.files.iter().all(|(p, k)| FileKey::of(p).is_ok_and(|now| now == *k))
-        });
-        let Some(e) = valid else {
+    }
+
+    /// The facts of `path` if the cache holds them for its files as they are now; else,
+    /// for a session that is one file and only grew since (the same device and inode, its
+    /// first bytes as they were), the facts of those first bytes.
+    pub fn lookup(&self, path: &Path, with_tips: bool) -> Cached {
+        if self.kind == Kind::Summaries && with_tips {
+            return Cached::Miss;
+        }
+        let Some(entry) = self.old.lock().ok().and_then(|mut old| old.remove(path)) else {
             self.misses.fetch_add(1, Ordering::Relaxed);
             self.dirty.store(true, Ordering::Relaxed);
-            return None;
+            return Cached::Miss;
         };
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        let facts = e.facts.clone();
-        if let Ok(mut fresh) = self.fresh.lock() {
-            fresh.insert(path.to_path_buf(), e);
+        let family = self.format(entry.facts.summary.format).is_none_or(|f| f.reads_family());
+        let usable = (!family || (self.listing.is_some() && entry.listing == self.listing))
+            && (!with_tips || entry.facts.tips.is_some());
+        if usable && entry.files.iter().all(|(p, k)| FileKey::of(p).is_ok_and(|now| now == *k)) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            let facts = entry.facts.clone();
+            if let Ok(mut fresh) = self.fresh.lock() {
+                fresh.insert(path.to_path_buf(), entry);
+            }
+            return Cached::Hit(facts);
         }
-        Some(facts)
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        self.dirty.store(true, Ordering::Relaxed);
+        match entry.files.as_slice() {
+            [(p, k)] if usable && !family => match FileKey::of_first(p, Some(k.size)) {
+                Ok(now) if (now.dev, now.ino, now.edges) == (k.dev, k.ino, k.edges) => {
+                    Cached::Grown(entry.facts, k.size)
+                }
+                _ => Cached::Miss,
+            },
+            _ => Cached::Miss,
+        }
     }
 
     /// Keeps, under `key` (the session's own file, or a name for a session stored in a

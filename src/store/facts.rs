@@ -6,9 +6,10 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
-use super::cache::Cache;
+use super::cache::{Cache, Cached};
 use super::summary::{summarize, Summary};
 use super::Where;
+use crate::session::entry::{EntryIdx, EntryType};
 use crate::session::format::{Format, Unreadable};
 use crate::session::usage::Totals;
 use crate::session::Session;
@@ -63,12 +64,8 @@ pub fn of(s: &Session, name: String, need: Need) -> Result<Facts, Unreadable> {
     let summary = summarize(s, name)?;
     let mut records = Vec::new();
     let mut key_of = HashMap::new();
-    for i in s.entries.indices().filter(|_| need.records || need.tips) {
-        if let Some(r) = d.response(s, i)? {
-            let key = hash128(s.format().name, &r.key);
-            key_of.insert(i, key);
-            records.push(Record { key, time: s.time(i), model: r.model, totals: r.totals, copied: r.copied });
-        }
+    if need.records || need.tips {
+        add_records(s, 0, &mut records, &mut key_of)?;
     }
     let tips = need.tips.then(|| {
         s.leaves()
@@ -87,6 +84,47 @@ pub fn of(s: &Session, name: String, need: Need) -> Result<Facts, Unreadable> {
             .collect()
     });
     Ok(Facts { summary, records, tips })
+}
+
+/// The responses of the entries from the `from`-th on, and each one's key by entry.
+fn add_records(
+    s: &Session,
+    from: usize,
+    records: &mut Vec<Record>,
+    key_of: &mut HashMap<EntryIdx, u128>,
+) -> Result<(), Unreadable> {
+    let d = s.dialect();
+    for i in s.entries.indices().skip(from) {
+        if let Some(r) = d.response(s, i)? {
+            let key = hash128(s.format().name, &r.key);
+            key_of.insert(i, key);
+            records.push(Record { key, time: s.time(i), model: r.model, totals: r.totals, copied: r.copied });
+        }
+    }
+    Ok(())
+}
+
+/// The facts of `s` from `old`, those of its first `covered` bytes, and the entries after
+/// them, when that is what [`of`] gives: a format whose lines are its entries (each line's
+/// usage and response its own), those bytes ending with a line, nothing to report then
+/// or now, no new name for the session, and no branch tips asked for (their paths hold old
+/// entries). `None` otherwise.
+fn extended(s: &Session, old: &Facts, covered: u64, name: String, need: Need) -> Result<Option<Facts>, Unreadable> {
+    let covered = usize::try_from(covered).unwrap_or(usize::MAX);
+    let ends_a_line = covered > 0 && s.data().get(covered - 1) == Some(&b'\n');
+    if !s.dialect().lines_are_entries() || need.tips || !ends_a_line || old.summary.warnings > 0 || s.warnings() > 0 {
+        return Ok(None);
+    }
+    let from = s.entries.before_offset(covered);
+    if s.entries.iter().skip(from).any(|e| e.kind == EntryType::SessionInfo) {
+        return Ok(None);
+    }
+    let summary = super::summary::extend(s, &old.summary, from, name)?;
+    let mut records = if need.records { old.records.clone() } else { Vec::new() };
+    if need.records {
+        add_records(s, from, &mut records, &mut HashMap::new())?;
+    }
+    Ok(Some(Facts { summary, records, tips: None }))
 }
 
 /// A key, 128 bits wide so that millions of responses do not collide: SipHash, twice.
@@ -121,20 +159,45 @@ pub fn read(
             }
         }
     };
+    let mut grown = None;
     if let (Some(c), Some(k)) = (cache, &key) {
-        if let Some(f) = c.get(k, need.tips) {
-            return Ok(f);
+        match c.lookup(k, need.tips) {
+            Cached::Hit(f) => return Ok(f),
+            Cached::Grown(f, covered) => grown = Some((f, covered)),
+            Cached::Miss => {}
         }
     }
     // The file's key before it is read: facts are cached only if it is the same after,
     // so that what another process appends meanwhile is never taken for read.
     let before = file.filter(|_| cache.is_some()).and_then(|p| super::cache::FileKey::of(p).ok());
     let open = || Ok(vec![w.open()?]);
-    let (facts, files): (Facts, Vec<PathBuf>) =
-        crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, reading| {
-            Ok((of(&sessions[0], w.name(), need)?, reading.files()))
-        })
-        .map_err(|e| format!("{e:#}"))?;
+    // A session that grew is read from its kept index when it has one (and kept, when
+    // large, for its next growth: see `session::kept`), and its facts are those it had,
+    // plus its new entries'.
+    let kept = grown.as_ref().and(cache).map(|c| crate::session::kept::Store::new(c.dir()));
+    let (facts, files): (Facts, Vec<PathBuf>) = crate::session::open::read_with(
+        &open,
+        formats,
+        &mut |_| Ok(()),
+        |sessions, reading| {
+            let s = &sessions[0];
+            let facts = match &grown {
+                Some((old, covered)) => extended(s, old, *covered, w.name(), need)?,
+                None => None,
+            };
+            if let (Some(c), Some(_)) = (cache, &facts) {
+                c.extended.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            let facts = match facts {
+                Some(f) => f,
+                None => of(s, w.name(), need)?,
+            };
+            Ok((facts, reading.files()))
+        },
+        crate::session::open::Afterwards::Free,
+        kept.as_ref(),
+    )
+    .map_err(|e| format!("{e:#}"))?;
     // A stored session's files: its database.
     let files = match (w, files.is_empty()) {
         (Where::Stored { db, .. }, true) => vec![db.clone()],

@@ -88,8 +88,10 @@ pub struct Stats {
     /// Sessions read, and those the filters kept.
     pub read: usize,
     pub kept: usize,
-    /// Sessions the cache answered for.
+    /// Sessions the cache answered for, and those that grew, counted from what the cache
+    /// held and their new entries.
     pub cached: usize,
+    pub extended: usize,
     /// Sessions that could not be read, with why.
     pub failed: Vec<(String, String)>,
 }
@@ -119,7 +121,8 @@ pub fn stats(
         },
     );
     let cached = cache.map_or(0, |c| c.hits.load(std::sync::atomic::Ordering::Relaxed));
-    let mut out = Stats { by: Some(by), read: sessions.len(), cached, ..Stats::default() };
+    let extended = cache.map_or(0, |c| c.extended.load(std::sync::atomic::Ordering::Relaxed));
+    let mut out = Stats { by: Some(by), read: sessions.len(), cached, extended, ..Stats::default() };
     let mut kept = Vec::new();
     for (w, r) in sessions.iter().zip(reads) {
         match r {

@@ -46,7 +46,6 @@ pub struct Summary {
 
 /// The summary of a loaded session, named `name`.
 pub fn summarize(s: &Session, name: String) -> Result<Summary, Unreadable> {
-    let d = s.dialect();
     let mut sum = Summary {
         agent: s.format().agent,
         format: s.format().name,
@@ -61,9 +60,37 @@ pub fn summarize(s: &Session, name: String) -> Result<Summary, Unreadable> {
         warnings: s.warnings(),
         ..Summary::default()
     };
-    let mut models = BTreeSet::new();
-    let mut first_prompt = None;
-    for i in s.entries.indices() {
+    let (mut models, mut first_prompt) = (BTreeSet::new(), None);
+    add_entries(s, 0, &mut sum, &mut models, &mut first_prompt)?;
+    finish(s, &mut sum, models, first_prompt);
+    Ok(sum)
+}
+
+/// The summary of `s` from `old`, the summary of its first `from` entries (as
+/// [`summarize`] made it of a session that held only those), and the entries after them.
+/// The caller makes sure nothing but those entries changed what [`summarize`] would say
+/// (the name, which does not come from the entries, is the same; see `facts::extended`).
+pub fn extend(s: &Session, old: &Summary, from: usize, name: String) -> Result<Summary, Unreadable> {
+    let mut sum = Summary { name, leaves: s.leaves().len(), warnings: s.warnings(), ..old.clone() };
+    let mut models: BTreeSet<String> = old.models.iter().cloned().collect();
+    // The first prompt, if the old title was it (the session has no name of its own).
+    let mut first_prompt = if s.title.is_none() { old.title.clone() } else { None };
+    add_entries(s, from, &mut sum, &mut models, &mut first_prompt)?;
+    finish(s, &mut sum, models, first_prompt);
+    Ok(sum)
+}
+
+/// Counts the entries from the `from`-th on into `sum`: entries, times, usage, models,
+/// and the first prompt when there is none yet.
+fn add_entries(
+    s: &Session,
+    from: usize,
+    sum: &mut Summary,
+    models: &mut BTreeSet<String>,
+    first_prompt: &mut Option<String>,
+) -> Result<(), Unreadable> {
+    let d = s.dialect();
+    for i in s.entries.indices().skip(from) {
         // A Codex fork's inherited lines are its parent's to count.
         if d.place(s, i).is_some() {
             continue;
@@ -91,14 +118,18 @@ pub fn summarize(s: &Session, name: String) -> Result<Summary, Unreadable> {
         } else if first_prompt.is_none() {
             let text = content_text_joined(m.and_then(|m| m.get("content")), " ");
             if !text.trim().is_empty() {
-                first_prompt = Some(text);
+                *first_prompt = Some(text);
             }
         }
     }
+    Ok(())
+}
+
+/// The models, and the title: the session's name, else its first prompt.
+fn finish(s: &Session, sum: &mut Summary, mut models: BTreeSet<String>, first_prompt: Option<String>) {
     models.retain(|m| !m.is_empty());
     sum.models = models.into_iter().collect();
     sum.title = s.title.clone().or(first_prompt).map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
-    Ok(sum)
 }
 
 /// Counts each row's forks: rows whose `parent` names it, by session id (oh-my-pi,

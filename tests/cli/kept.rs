@@ -18,6 +18,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("kept::a_damaged_index_is_never_used", damaged),
         Trial::test("kept::processes_at_once", at_once),
         Trial::test("kept::oh_my_pi_appended_and_a_blob_deleted", omp),
+        Trial::test("kept::ls_and_stats_of_a_growing_session", store_growth),
     ]
 }
 
@@ -132,6 +133,25 @@ impl Gen {
                     );
                 }
             }
+        }
+    }
+
+    /// `n` more user prompts and replies, one under the other (nothing that names the
+    /// session or branches).
+    fn chat(&mut self, n: usize) {
+        for k in 0..n {
+            let last = self.ids.last().cloned();
+            let ms = 1_793_000_000_000u64 + self.second * 1000;
+            let text = format!("turn {k} {}", "lorem ipsum ".repeat(30));
+            let msg = if k % 2 == 0 {
+                json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms})
+            } else {
+                json!({"role": "assistant", "content": [{"type": "text", "text": text}], "api": "anthropic-messages",
+                    "provider": "anthropic", "model": "claude-opus-4-1", "stopReason": "stop", "timestamp": ms,
+                    "usage": {"input": 7, "output": 11, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 18,
+                        "cost": {"input": 0.01, "output": 0.02, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.03}}})
+            };
+            self.push(last, json!({"type": "message", "message": msg}));
         }
     }
 
@@ -453,4 +473,63 @@ fn omp() -> TestResult {
         return Err(format!("omp, its blob deleted: no warning about the missing blob: {stderr}").into());
     }
     Ok(())
+}
+
+/// `ls` and `stats` of a large session another process appends to: after each append the
+/// cache's facts are extended with the new entries' (the first time from a whole read,
+/// which keeps the session's index; then from the index), and every answer is the one
+/// `--no-cache` gives.
+fn store_growth() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let cache = tempfile::tempdir()?;
+    let dir = home.path().join(".pi/agent/sessions/--home-dev-proj--");
+    fs::create_dir_all(&dir)?;
+    let file = dir.join("2026-11-01T10-00-00-000Z_s.jsonl");
+    let mut g = Gen::new(21);
+    g.entries(2500);
+    fs::write(&file, g.text(0))?;
+    let run = |args: &[&str], cached: bool| -> Result<Value, libtest_mimic::Failed> {
+        let mut c = pisces();
+        c.env("HOME", home.path()).env("XDG_CACHE_HOME", cache.path());
+        if !cached {
+            c.arg("--no-cache");
+        }
+        crate::common::stdout_json(&c.args(args).output()?)
+    };
+    let same = |when: &str| -> TestResult {
+        for args in [&["ls", "--all", "--format", "json"][..], &["stats", "--all", "--by", "model", "--format", "json"]]
+        {
+            let (mut with, mut without) = (run(args, true)?, run(args, false)?);
+            for d in [&mut with, &mut without] {
+                if let Some(o) = d.as_object_mut() {
+                    o.remove("cached");
+                    o.remove("extended");
+                }
+            }
+            if with != without {
+                return Err(format!("{when}: `{}` with the cache:\n{with}\nwithout:\n{without}", args.join(" ")).into());
+            }
+        }
+        Ok(())
+    };
+    same("cold")?;
+    for round in 0..3 {
+        let from = g.lines.len();
+        g.chat(60);
+        append(&file, &g.text(from))?;
+        let doc = run(&["stats", "--all", "--format", "json"], true)?;
+        if doc["extended"] != 1 {
+            return Err(format!("append {round}: {} sessions extended, want 1", doc["extended"]).into());
+        }
+        same(&format!("append {round}"))?;
+    }
+    if indexes(cache.path()).len() != 1 {
+        return Err("the growing session's index was not kept".into());
+    }
+    // A new name: the facts are read again whole (the title may come from it), and right.
+    let from = g.lines.len();
+    let last = g.ids.last().cloned();
+    g.push(last, json!({"type": "session_info", "name": "renamed"}));
+    append(&file, &g.text(from))?;
+    same("renamed")
 }

@@ -516,7 +516,10 @@ fn cached_until_written() -> TestResult {
         {
             let (mut with, mut without) = (run(args, true)?, run(args, false)?);
             for d in [&mut with, &mut without] {
-                d.as_object_mut().map(|o| o.remove("cached"));
+                if let Some(o) = d.as_object_mut() {
+                    o.remove("cached");
+                    o.remove("extended");
+                }
             }
             check(with == without, || {
                 format!("{when}: `{}` with the cache:\n{with}\nwithout:\n{without}", args.join(" "))

@@ -333,6 +333,7 @@ impl Store {
         let mut doc = stdout_json(&c.args(args).output()?)?;
         if let Some(o) = doc.as_object_mut() {
             o.remove("cached");
+            o.remove("extended");
         }
         Ok(doc)
     }
@@ -353,9 +354,16 @@ impl Store {
     }
 
     fn cached(&self) -> Result<u64, libtest_mimic::Failed> {
+        Ok(self.counts()?.0)
+    }
+
+    /// How many sessions a run of `stats` took from the cache, and how many that grew it
+    /// counted from what the cache held and their new entries.
+    fn counts(&self) -> Result<(u64, u64), libtest_mimic::Failed> {
         let mut c = pisces();
         c.env("HOME", self.home.path()).env("XDG_CACHE_HOME", self.cache.path());
-        Ok(stdout_json(&c.args(["stats", "--all", "--format", "json"]).output()?)?["cached"].as_u64().unwrap_or(0))
+        let doc = stdout_json(&c.args(["stats", "--all", "--format", "json"]).output()?)?;
+        Ok((doc["cached"].as_u64().unwrap_or(0), doc["extended"].as_u64().unwrap_or(0)))
     }
 }
 
@@ -401,6 +409,10 @@ fn cache_torture() -> TestResult {
     last["timestamp"] = "2026-11-29T19:20:00.000Z".into();
     last["message"]["usage"]["output"] = 1234.into();
     fs::write(&chat, format!("{text}{last}\n"))?;
+    let (hits, grown) = store.counts()?;
+    check((hits, grown) == (8, 1), || {
+        format!("after an append, {hits} sessions from the cache and {grown} extended, want 8 and 1")
+    })?;
     store.same("a session appended to")?;
     let after = store.run(&["stats", "--all", "--format", "json"], true)?;
     check(after["total"]["responses"].as_u64() == before["total"]["responses"].as_u64().map(|n| n + 1), || {
@@ -471,7 +483,10 @@ fn cache_torture() -> TestResult {
     for child in [a, b] {
         let out = child.wait_with_output()?;
         let mut got: Value = serde_json::from_slice(&out.stdout)?;
-        got.as_object_mut().map(|o| o.remove("cached"));
+        if let Some(o) = got.as_object_mut() {
+            o.remove("cached");
+            o.remove("extended");
+        }
         check(got == want, || format!("a process running beside another: {got}"))?;
     }
     let n = store.cached()?;
