@@ -140,10 +140,18 @@ impl<'a> Session<'a> {
     /// default leaf (the last entry until told otherwise) and the title are the reader's
     /// to set afterwards.
     pub fn build(parts: Parts<'a>, order: ChildOrder) -> Session<'a> {
+        let mut s = Session::unlinked(parts, order);
+        s.link();
+        s
+    }
+
+    /// The session of `parts`, its entries' parents as the reader set them (none resolved
+    /// from `parentId`s yet).
+    fn unlinked(parts: Parts<'a>, order: ChildOrder) -> Session<'a> {
         let Parts { file, path, data, header, entries, owned, diagnostics, dialect, synthetic_ids } = parts;
         let entries = Entries::new(entries);
         let default_leaf = entries.indices().last();
-        let mut s = Session {
+        Session {
             file,
             path,
             data,
@@ -160,9 +168,7 @@ impl<'a> Session<'a> {
             diagnostics,
             synthetic_ids,
             dialect,
-        };
-        s.link();
-        s
+        }
     }
 
     /// The index of a session read from its kept index (`session::kept`): the first
@@ -175,27 +181,7 @@ impl<'a> Session<'a> {
     /// entry its own parent. The caller then builds the whole session. (The old entries had
     /// no such problem either: a session with one is not kept.)
     pub fn build_kept(parts: Parts<'a>, order: ChildOrder, linked: usize, fingerprints: &[u32]) -> Option<Session<'a>> {
-        let Parts { file, path, data, header, entries, owned, diagnostics, dialect, synthetic_ids } = parts;
-        let entries = Entries::new(entries);
-        let default_leaf = entries.indices().last();
-        let mut s = Session {
-            file,
-            path,
-            data,
-            header,
-            entries,
-            owned,
-            by_id: OnceLock::new(),
-            duplicate_ids: false,
-            kids: OnceLock::new(),
-            order,
-            labels: HashMap::default(),
-            default_leaf,
-            title: None,
-            diagnostics,
-            synthetic_ids,
-            dialect,
-        };
+        let mut s = Session::unlinked(parts, order);
         let n = s.entries.len();
         // The new entries' ids, to find a parent among them and a repeat.
         let mut new_ids: HashMap<String, EntryIdx> = HashMap::default();
