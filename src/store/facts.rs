@@ -175,7 +175,7 @@ pub fn read(
     // large, for its next growth: see `session::kept`), and its facts are those it had,
     // plus its new entries'.
     let kept = grown.as_ref().and(cache).map(|c| crate::session::kept::Store::new(c.dir()));
-    let (facts, files): (Facts, Vec<PathBuf>) = crate::session::open::read_with(
+    let (facts, files, was_extended): (Facts, Vec<PathBuf>, bool) = crate::session::open::read_with(
         &open,
         formats,
         &mut |_| Ok(()),
@@ -185,19 +185,18 @@ pub fn read(
                 Some((old, covered)) => extended(s, old, *covered, w.name(), need)?,
                 None => None,
             };
-            if let (Some(c), Some(_)) = (cache, &facts) {
-                c.extended.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-            let facts = match facts {
-                Some(f) => f,
-                None => of(s, w.name(), need)?,
-            };
-            Ok((facts, reading.files()))
+            Ok(match facts {
+                Some(f) => (f, reading.files(), true),
+                None => (of(s, w.name(), need)?, reading.files(), false),
+            })
         },
         crate::session::open::Afterwards::Free,
         kept.as_ref(),
     )
     .map_err(|e| format!("{e:#}"))?;
+    if let (Some(c), true) = (cache, was_extended) {
+        c.extended.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     // A stored session's files: its database.
     let files = match (w, files.is_empty()) {
         (Where::Stored { db, .. }, true) => vec![db.clone()],
