@@ -177,7 +177,7 @@ def main() -> int:
         f"in turn each round, median of {args.runs} rounds. Each kept answer was the whole read's, and the index was not "
         f"written again; `stats` extended the cached facts of the session each round and gave `--no-cache`'s totals. Commit `{commit}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs.",
         "",
-        run_py.table(["command", "median", "runs"], [[k, f"**{fmt(med[k])}**", ", ".join(fmt(x) for x in v)] for k, v in times.items()]),
+        run_py.medians_table(times, fmt),
         "",
         run_py.table(["target", "measured", ""], [
             ["`path @` after 1 MB appended ≤ 20 ms, warm", fmt(kept_t), f"**{'PASS' if kept_t <= 0.020 else 'FAIL'}**"],

@@ -607,6 +607,13 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def medians_table(times: dict, fmt: Callable[[float], str]) -> str:
+    """Each command's median (bold) and every run, for the scripts that time commands in
+    rounds (store.py, kept.py)."""
+    return table(["command", "median", "runs"],
+                 [[k, f"**{fmt(statistics.median(v))}**", ", ".join(fmt(x) for x in v)] for k, v in times.items()])
+
+
 def display(argv: list[str]) -> str:
     return shlex.join(argv) + " >/dev/null"
 

@@ -292,7 +292,7 @@ def main() -> int:
         f"median of {args.runs} rounds. Commit `{commit}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
         f"{os.cpu_count()} CPUs. `ls` listed {ls_lines if ls_lines is not None else '?'} sessions.",
         "",
-        run_py.table(["command", "median", "runs"], [[k, f"**{fmt(med[k])}**", ", ".join(fmt(x) for x in v)] for k, v in times.items()]),
+        run_py.medians_table(times, fmt),
         "",
         run_py.table(["target", "measured", ""], [[c, m, f"**{'PASS' if ok else 'FAIL'}**"] for c, m, ok in checks]),
         "",

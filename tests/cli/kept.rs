@@ -225,6 +225,22 @@ fn indexes(cache: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     v.into_iter().map(|p| (p.clone(), fs::read(&p).unwrap_or_default())).collect()
 }
 
+/// The first read of a session: every answer a whole read's, and its index kept (the one
+/// index in `cache`, returned with its bytes).
+fn first_read(
+    file: &Path,
+    ids: &[String],
+    cache: &Path,
+    what: &str,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, libtest_mimic::Failed> {
+    same_as_whole(file, ids, cache, &format!("{what}, first read"))?;
+    let kept = indexes(cache);
+    if kept.len() != 1 {
+        return Err(format!("{what}: {} kept indexes after the first read, want 1", kept.len()).into());
+    }
+    Ok(kept)
+}
+
 fn append(file: &Path, text: &str) -> TestResult {
     fs::OpenOptions::new().append(true).open(file)?.write_all(text.as_bytes())?;
     Ok(())
@@ -242,11 +258,7 @@ fn appended() -> TestResult {
         let mut g = Gen::new(seed);
         g.entries(2500);
         fs::write(&file, g.text(0))?;
-        same_as_whole(&file, &g.ids, &cache, "first read")?;
-        let kept = indexes(&cache);
-        if kept.len() != 1 {
-            return Err(format!("seed {seed}: {} kept indexes after the first read, want 1", kept.len()).into());
-        }
+        let kept = first_read(&file, &g.ids, &cache, &format!("seed {seed}"))?;
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = fs::metadata(cache.join("pisces").join("sessions"))?.permissions().mode() & 0o777;
@@ -350,10 +362,7 @@ fn changes() -> TestResult {
         let mut g = Gen::new(7);
         g.entries(2500);
         fs::write(&file, g.text(0))?;
-        same_as_whole(&file, &g.ids, &cache, "first read")?;
-        if indexes(&cache).len() != 1 {
-            return Err("no index kept after the first read".into());
-        }
+        first_read(&file, &g.ids, &cache, what)?;
         change(&file, &mut g)?;
         let ids = g.ids.clone();
         // Twice: the first read after the change, and the one after it (which may use an
@@ -454,11 +463,7 @@ fn omp() -> TestResult {
         {"type": "image", "data": format!("blob:sha256:{hash}"), "mimeType": "image/webp"}], "timestamp": 1_793_000_000_000u64}}));
     g.entries(2500);
     fs::write(&file, g.text(0))?;
-    same_as_whole(&file, &g.ids, &cache, "omp, first read")?;
-    let kept = indexes(&cache);
-    if kept.len() != 1 {
-        return Err(format!("{} kept indexes of the omp session, want 1", kept.len()).into());
-    }
+    let kept = first_read(&file, &g.ids, &cache, "omp")?;
     let from = g.lines.len();
     g.entries(50);
     append(&file, &g.text(from))?;
