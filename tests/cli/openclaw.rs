@@ -7,7 +7,8 @@
 //! built from its own rows, as the model got it. pisces prints what the rows hold; OpenClaw
 //! adds to each request things it never stores (docs/openclaw-format.md §5), and
 //! `as_sent` below applies exactly those to pisces's output before comparing, so that
-//! everything else must be equal.
+//! everything else must be equal. `blocks/` is a second corpus of the same kind (its own
+//! state folder): assistant turns of several text blocks, and a tool call with no output.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -32,16 +33,26 @@ fn read_json(p: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
 }
 
-fn goldens() -> Vec<Value> {
-    let mut files: Vec<PathBuf> = fs::read_dir(corpus().join("goldens")).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    files.iter().map(|p| read_json(p)).collect()
+/// Every golden of both corpora, with the corpus folder it belongs to.
+fn goldens() -> Vec<(PathBuf, Value)> {
+    let mut out = Vec::new();
+    for dir in [corpus(), corpus().join("blocks")] {
+        let mut files: Vec<PathBuf> = fs::read_dir(dir.join("goldens")).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        out.extend(files.iter().map(|p| (dir.clone(), read_json(p))));
+    }
+    out
 }
 
 /// `pisces` reading the corpus's state folder, with no other agent's sessions in reach.
 fn oc() -> Command {
+    oc_in(&corpus())
+}
+
+/// `pisces` reading the state folder of the corpus in `dir`.
+fn oc_in(dir: &Path) -> Command {
     let mut c = pisces();
-    c.env("OPENCLAW_STATE_DIR", state());
+    c.env("OPENCLAW_STATE_DIR", dir.join("state"));
     c
 }
 
@@ -49,11 +60,15 @@ fn oc_json(args: &[&str]) -> Result<Value, libtest_mimic::Failed> {
     stdout_json(&oc().args(args).output()?)
 }
 
+fn oc_json_in(dir: &Path, args: &[&str]) -> Result<Value, libtest_mimic::Failed> {
+    stdout_json(&oc_in(dir).args(args).output()?)
+}
+
 pub fn trials() -> Vec<Trial> {
     let mut trials = Vec::new();
-    for g in goldens() {
+    for (dir, g) in goldens() {
         let name = format!("{}-{}", g["scenario"].as_str().unwrap(), &g["session_id"].as_str().unwrap()[..8]);
-        trials.push(Trial::test(format!("openclaw::context::{name}"), move || context_matches(&g)));
+        trials.push(Trial::test(format!("openclaw::context::{name}"), move || context_matches(&dir, &g)));
     }
     trials.extend([
         Trial::test("openclaw::leaf_rows_and_resets_shape_the_tree", tree_shape),
@@ -160,14 +175,14 @@ fn runtime_line(golden: &[Value]) -> Option<String> {
 }
 
 /// At the session's active leaf, pisces's messages are the ones OpenClaw sent.
-fn context_matches(g: &Value) -> TestResult {
+fn context_matches(dir: &Path, g: &Value) -> TestResult {
     let name = format!("openclaw:{}/{}", g["agent"].as_str().unwrap(), g["session_id"].as_str().unwrap());
     let want = g["expected_context"].as_array().unwrap();
     let runtime = runtime_line(want).ok_or("the golden's first user turn has no Runtime line")?;
     check(runtime.contains(&format!("sessionId={}", g["session_id"].as_str().unwrap())), || {
         format!("the Runtime line names another session: {runtime}")
     })?;
-    let agent_messages = oc_json(&["path", &name, "--format", "json"])?;
+    let agent_messages = oc_json_in(dir, &["path", &name, "--format", "json"])?;
     let typed: Vec<i64> = agent_messages["messages"]
         .as_array()
         .unwrap()
@@ -175,7 +190,7 @@ fn context_matches(g: &Value) -> TestResult {
         .filter(|m| m["role"] == "user" && m["content"].is_string())
         .filter_map(|m| m["timestamp"].as_i64())
         .collect();
-    let openai = oc_json(&["path", &name, "--format", "openai"])?;
+    let openai = oc_json_in(dir, &["path", &name, "--format", "openai"])?;
     let got = as_sent(openai["messages"].as_array().unwrap(), &typed, &runtime);
     let (got, want) = (Value::Array(got), Value::Array(want.clone()));
     match first_diff(&got, &want, "$") {
@@ -235,12 +250,14 @@ fn found() -> TestResult {
 
 /// `exports/<id>.jsonl` holds the same rows as JSONL: the same context.
 fn exports_match() -> TestResult {
-    for g in goldens() {
+    for (dir, g) in goldens() {
         let id = g["session_id"].as_str().unwrap();
-        let stored =
-            oc_json(&["path", &format!("openclaw:{}/{id}", g["agent"].as_str().unwrap()), "--format", "json"])?;
-        let file = corpus().join("exports").join(format!("{id}.jsonl"));
-        let exported = oc_json(&["path", file.to_str().unwrap(), "--format", "json"])?;
+        let stored = oc_json_in(
+            &dir,
+            &["path", &format!("openclaw:{}/{id}", g["agent"].as_str().unwrap()), "--format", "json"],
+        )?;
+        let file = dir.join("exports").join(format!("{id}.jsonl"));
+        let exported = oc_json_in(&dir, &["path", file.to_str().unwrap(), "--format", "json"])?;
         check(exported["session"]["agent"] == "OpenClaw", || {
             format!("{id}: read as {}", exported["session"]["agent"])
         })?;

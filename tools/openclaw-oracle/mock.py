@@ -16,9 +16,12 @@ A prompt chooses its step with a marker `[[STEP]]` in its text. The reply to a r
 carries the marker, so a tool round trip moves on to the next reply and replaying a session at
 the same point gives the same reply. A REPLY is a list of ITEMs:
   {"text": "..."}                 assistant text
+  {"reasoning": "..."}            reasoning text (streamed as `reasoning_content`)
   {"exec": "CMD"}                 a call of the `exec` tool {command: CMD}
   {"tool": NAME, "args": {...}}   a call of any tool the request offers
   {"error": 500, "message": ".."} answer the request with an HTTP error instead
+A streamed reply sends its items in the order listed (text, then a call, then text again makes
+the client start a second text block); a reply that is not streamed joins its texts.
 A request with no script for its step answers "Tool said: ..." after a tool result, else
 "Scripted reply to: <first line of the last user text>". A summarization request (OpenClaw's
 compaction: the system prompt is a "context summarization assistant") gets a scripted summary. The user message
@@ -88,17 +91,21 @@ def plan(req):
 
 def reply(req):
     items, key = plan(req)
-    text, calls = [], []
+    text, calls, order = [], [], []
     for j, it in enumerate(items):
         if "error" in it:
             return it
         if "text" in it:
             text.append(it["text"])
+            order.append(("content", it["text"]))
+        elif "reasoning" in it:
+            order.append(("reasoning_content", it["reasoning"]))
         else:
             name, args = ("exec", {"command": it["exec"]}) if "exec" in it else (it["tool"], it.get("args", {}))
             calls.append({"id": stable("call_", key[0], key[1], j, len(req.get("messages") or [])), "type": "function",
                           "function": {"name": name, "arguments": json.dumps(args)}})
-    return {"content": "\n".join(text) if text else None, "tool_calls": calls}
+            order.append(("call", len(calls) - 1))
+    return {"content": "\n".join(text) if text else None, "tool_calls": calls, "order": order}
 
 
 def chat(req, raw):
@@ -113,11 +120,12 @@ def chat(req, raw):
     usage = {"prompt_tokens": max(1, len(raw) // 4), "completion_tokens": 12}
     usage["total_tokens"] = usage["prompt_tokens"] + 12
     chunks = [mk({"role": "assistant", "content": ""})]
-    if r["content"]:
-        for j in range(0, len(r["content"]), 40):
-            chunks.append(mk({"content": r["content"][j:j + 40]}))
-    for i, tc in enumerate(r["tool_calls"]):
-        chunks.append(mk({"tool_calls": [dict(tc, index=i)]}))
+    for field, value in r["order"]:
+        if field == "call":
+            chunks.append(mk({"tool_calls": [dict(r["tool_calls"][value], index=value)]}))
+            continue
+        for j in range(0, len(value), 40):
+            chunks.append(mk({field: value[j:j + 40]}))
     fin = "tool_calls" if r["tool_calls"] else "stop"
     chunks.append(mk({}, fin))
     chunks.append({"id": cid, "object": "chat.completion.chunk", "created": now, "model": model, "choices": [], "usage": usage})

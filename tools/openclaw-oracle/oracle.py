@@ -31,7 +31,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 VERSION = "2026.9.6"
-OUT = REPO / "testdata" / f"openclaw-{VERSION}"
+# Where `corpus` and `goldens` write: the main corpus, or with OPENCLAW_ORACLE_PART=NAME a
+# second corpus beside it (testdata/openclaw-<version>/NAME/, its own state folder), so that
+# new scenarios do not rewrite the ids the tests already name.
+OUT = REPO / "testdata" / f"openclaw-{VERSION}" / os.environ.get("OPENCLAW_ORACLE_PART", "")
 CACHE = Path(os.environ.get("PISCES_CLIENTS", Path.home() / ".cache" / "pisces-clients"))
 INSTALL = CACHE / "openclaw"  # npm --prefix; mounted at /opt/openclaw inside the namespace
 NODE_INSTALL = CACHE / "node24"  # mounted at /opt/node24

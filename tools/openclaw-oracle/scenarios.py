@@ -6,6 +6,7 @@ key of its own (`--session-key agent:<agent>:<name>`), later ones resume it by i
 by the `[[step]]` marker in the prompt (see mock.py).
 """
 import json
+import os
 import shutil
 import sqlite3
 import struct
@@ -36,6 +37,12 @@ SCRIPT = {
     "r1": [[{"text": "Before the reset."}]],
     "r2": [[{"text": "After the reset: a fresh session."}]],
     "d1": [[{"text": "This session is deleted next."}]],
+    # the `blocks` part: assistant turns of several blocks, and empty tool output
+    "b1": [[{"text": "Let me look first."}, {"exec": "ls"}, {"text": "Listing asked for."}],
+           [{"text": "There are two files."}]],
+    "b2": [[{"reasoning": "The user wants a short answer."}, {"text": "Short answer one."},
+            {"reasoning": "Add a second part."}, {"text": "Short answer two."}]],
+    "b3": [[{"exec": "true"}], [{"text": "The command printed nothing."}]],
 }
 
 # name -> (agent, what it covers, steps). A step is ("turn", PROMPT) (the first opens the
@@ -68,6 +75,18 @@ SCENARIOS = [
     ("gone", "main", "a turn, then gateway sessions.delete: the rows leave the DB, an archived JSONL stays under agents/main/sessions/",
      [("turn", "Short-lived [[d1]]"), ("rpc", "sessions.delete", {"key": "@key"})]),
 ]
+
+
+# The second corpus (OPENCLAW_ORACLE_PART=blocks, testdata/openclaw-<version>/blocks/).
+BLOCKS = [
+    ("texts", "main", "an assistant turn streamed as text, an exec call, more text (two text blocks around a call)",
+     [("turn", "List the project [[b1]]")]),
+    ("reasoning", "main", "an assistant turn streamed as reasoning, text, reasoning, text",
+     [("turn", "Answer in two parts [[b2]]")]),
+    ("empty", "main", "an exec call that prints nothing (`true`)",
+     [("turn", "Run true [[b3]]")]),
+]
+PARTS = {"": SCENARIOS, "blocks": BLOCKS}
 
 
 def png(w=4, h=4, rgb=(220, 30, 30)):
@@ -194,7 +213,7 @@ def resolve(agent, key, sid, params):
 
 
 def corpus(names):
-    todo = [s for s in SCENARIOS if not names or s[0] in names]
+    todo = [s for s in PARTS[os.environ.get("OPENCLAW_ORACLE_PART", "")] if not names or s[0] in names]
     RUN.mkdir(parents=True, exist_ok=True)
     script = RUN / "script.json"
     script.write_text(json.dumps(SCRIPT))

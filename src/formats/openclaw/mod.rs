@@ -116,7 +116,7 @@ impl Dialect for OpenClaw {
     /// pi-ai's body, with the two things OpenClaw's own Chat Completions layer does
     /// otherwise (docs/openclaw-format.md §5).
     fn openai_request(&self, llm: &[Value], model: &crate::llm::wire::ModelRef) -> Value {
-        let mut body = crate::llm::wire::openai_request(llm, model);
+        let mut body = crate::llm::wire::openai_request_by(llm, model, crate::llm::wire::ChatLayer::OpenClaw);
         if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
             request::caption_tool_images(messages, llm);
             request::strict_tool_call_ids(messages);

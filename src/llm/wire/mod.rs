@@ -93,10 +93,24 @@ pub fn anthropic_request_with(llm: &[Value], model: &ModelRef, options: &Request
     js_numbers(anthropic::request(llm, &target, &options))
 }
 
-/// OpenAI Chat Completions request body parts (`model`, `messages`, `tools`).
+/// OpenAI Chat Completions request body parts (`model`, `messages`, `tools`), as pi-ai
+/// converts messages.
 pub fn openai_request(llm: &[Value], model: &ModelRef) -> Value {
+    openai_request_by(llm, model, ChatLayer::PiAi)
+}
+
+/// Whose Chat Completions layer converts the messages: pi-ai's, or `@openclaw/ai`'s (which
+/// OpenClaw's agent uses in its place; docs/openclaw-format.md §5).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ChatLayer {
+    PiAi,
+    OpenClaw,
+}
+
+/// [`openai_request`] as `layer` converts the messages.
+pub fn openai_request_by(llm: &[Value], model: &ModelRef, layer: ChatLayer) -> Value {
     let target = Target::resolve(model, "openai-completions");
-    js_numbers(openai::request(llm, &target))
+    js_numbers(openai::request(llm, &target, layer))
 }
 
 /// A message's `role`, or "".

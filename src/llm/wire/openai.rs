@@ -13,20 +13,22 @@ use serde_json::{json, Map, Value};
 
 use super::model::Target;
 use super::transform::{resolve_transcript, transform_messages};
-use super::{content_blocks, is_blank, js_trim_is_empty, role, str_field};
+use super::{content_blocks, is_blank, js_trim_is_empty, role, str_field, ChatLayer};
 use crate::session::js::stringify as js_stringify;
 use crate::session::{js, system};
 
 /// The `compat` fields of `detectCompat` that shape `messages` and `tools`.
 struct Compat {
+    layer: ChatLayer,
     supports_developer_role: bool,
     requires_reasoning_content: bool,
     anthropic_cache_control: bool,
 }
 
 impl Compat {
-    fn detect(target: &Target) -> Compat {
+    fn detect(target: &Target, layer: ChatLayer) -> Compat {
         Compat {
+            layer,
             // "The developer role is OpenAI's. Other hosts' chat templates often reject it."
             supports_developer_role: target.provider == "openai",
             requires_reasoning_content: target.provider == "deepseek",
@@ -40,8 +42,8 @@ impl Compat {
 const REASONING_FIELDS: &[&str] = &["reasoning", "reasoning_content", "reasoning_text"];
 
 /// `{"model", "messages", "tools"?}`, mirroring `buildParams()`.
-pub(super) fn request(llm: &[Value], target: &Target) -> Value {
-    let compat = Compat::detect(target);
+pub(super) fn request(llm: &[Value], target: &Target, layer: ChatLayer) -> Value {
+    let compat = Compat::detect(target, layer);
     // `convertMessages` collapses the transcript (no compat here takes later system
     // messages); the request tools are then the replayed tool list
     // (`resolveTranscriptTools(…, "none")`).
@@ -116,6 +118,15 @@ fn normalize_tool_call_id(id: &str, target: &Target) -> String {
 }
 
 /// `data:<mime>;base64,<data>` image part.
+fn is_image(block: &Value) -> bool {
+    str_field(block, "type") == Some("image")
+}
+
+/// `@openclaw/ai`'s `isImageWithMediaPayload`: an image block whose `data` is not blank.
+fn is_image_with_bytes(block: &Value) -> bool {
+    is_image(block) && str_field(block, "data").is_some_and(|d| !js_trim_is_empty(d))
+}
+
 fn image_url(block: &Value) -> Value {
     let url =
         format!("data:{};base64,{}", js::to_js_string(block.get("mimeType")), js::to_js_string(block.get("data")));
@@ -144,10 +155,15 @@ fn convert_messages(context: &[Value], target: &Target, compat: &Compat) -> Vec<
             "user" => match msg.get("content") {
                 Some(Value::String(s)) => params.push(json!({"role": "user", "content": s})),
                 _ => {
-                    // Empty text parts are dropped (by length, not trimmed).
+                    // pi-ai drops empty text parts (by length, not trimmed); `@openclaw/ai`
+                    // keeps them.
                     let content: Vec<Value> = content_blocks(msg)
                         .iter()
-                        .filter(|b| str_field(b, "type") != Some("text") || str_field(b, "text") != Some(""))
+                        .filter(|b| {
+                            compat.layer == ChatLayer::OpenClaw
+                                || str_field(b, "type") != Some("text")
+                                || str_field(b, "text") != Some("")
+                        })
                         .map(|b| {
                             if str_field(b, "type") == Some("text") {
                                 json!({"type": "text", "text": b.get("text").cloned().unwrap_or(Value::Null)})
@@ -171,23 +187,39 @@ fn convert_messages(context: &[Value], target: &Target, compat: &Compat) -> Vec<
                 while i < transformed.len() && role(&transformed[i]) == "toolResult" {
                     let tool_msg = &transformed[i];
                     let blocks = content_blocks(tool_msg);
-                    let text = blocks
-                        .iter()
-                        .filter(|b| str_field(b, "type") == Some("text"))
-                        .map(|b| match b.get("text") {
-                            None | Some(Value::Null) => String::new(),
-                            t => js::to_js_string(t),
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    let has_images = blocks.iter().any(|b| str_field(b, "type") == Some("image"));
+                    let texts = blocks.iter().filter(|b| str_field(b, "type") == Some("text"));
+                    let (text, is_image, no_output) = match compat.layer {
+                        ChatLayer::PiAi => (
+                            texts
+                                .map(|b| match b.get("text") {
+                                    None | Some(Value::Null) => String::new(),
+                                    t => js::to_js_string(t),
+                                })
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                            is_image as fn(&Value) -> bool,
+                            "(no tool output)",
+                        ),
+                        // `@openclaw/ai` keeps only the texts that are non-empty strings, and
+                        // an image only with its bytes (`isImageWithMediaPayload`).
+                        ChatLayer::OpenClaw => (
+                            texts
+                                .filter_map(|b| str_field(b, "text"))
+                                .filter(|t| !t.is_empty())
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                            is_image_with_bytes as fn(&Value) -> bool,
+                            "(no output)",
+                        ),
+                    };
+                    let has_images = blocks.iter().any(is_image);
                     // A tool message always carries text.
                     let text = if !js_trim_is_empty(&text) {
                         text
                     } else if has_images {
                         "(see attached image)".to_string()
                     } else {
-                        "(no tool output)".to_string()
+                        no_output.to_string()
                     };
                     let mut tool = Map::new();
                     tool.insert("role".into(), "tool".into());
@@ -197,7 +229,7 @@ fn convert_messages(context: &[Value], target: &Target, compat: &Compat) -> Vec<
                     }
                     params.push(Value::Object(tool));
                     if has_images && target.images {
-                        images.extend(blocks.iter().filter(|b| str_field(b, "type") == Some("image")).map(image_url));
+                        images.extend(blocks.iter().filter(|b| is_image(b)).map(image_url));
                     }
                     i += 1;
                 }
@@ -222,8 +254,13 @@ fn convert_messages(context: &[Value], target: &Target, compat: &Compat) -> Vec<
 fn assistant_message(msg: &Value, target: &Target, compat: &Compat) -> Option<Value> {
     let blocks = content_blocks(msg);
     let of_type = |t: &'static str| blocks.iter().filter(move |b| str_field(b, "type") == Some(t));
-    let text: String =
-        of_type("text").filter(|b| !is_blank(b.get("text"))).map(|b| js::to_js_string(b.get("text"))).collect();
+    // pi-ai joins the texts with nothing, `@openclaw/ai` with a newline.
+    let separator = if compat.layer == ChatLayer::OpenClaw { "\n" } else { "" };
+    let text = of_type("text")
+        .filter(|b| !is_blank(b.get("text")))
+        .map(|b| js::to_js_string(b.get("text")))
+        .collect::<Vec<_>>()
+        .join(separator);
     let thinking: Vec<&Value> = of_type("thinking").collect();
     let tool_calls: Vec<&Value> = of_type("toolCall").collect();
 

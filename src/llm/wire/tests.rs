@@ -151,3 +151,27 @@ fn first_diff_reports_a_path() {
     let d = serde_json::json!({"x": 2, "y": 1});
     assert!(first_diff(Some(&c), Some(&d), "o").unwrap().contains("key order"));
 }
+
+/// `@openclaw/ai`'s conversion where no OpenClaw golden has the rows (its mock cannot make
+/// them; docs/openclaw-format.md §5): read from its `convertMessages`, against pi-ai's on
+/// the same messages.
+#[test]
+fn openclaw_layer_differs_from_pi_ai_as_its_code_does() {
+    let llm: Vec<Value> = serde_json::from_str(
+        r#"[
+        {"role": "user", "content": [{"type": "text", "text": ""}, {"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "toolCall", "id": "c1", "name": "t", "arguments": {}}, {"type": "text", "text": "b"}]},
+        {"role": "toolResult", "toolCallId": "c1", "toolName": "t", "content": [{"type": "text", "text": ""}, {"type": "image", "mimeType": "image/png", "data": " "}]}
+    ]"#,
+    )
+    .unwrap();
+    let model = ModelRef { provider: "mock".into(), id: "m".into() };
+    let messages = |layer| openai_request_by(&llm, &model, layer)["messages"].clone();
+    let (pi, oc) = (messages(ChatLayer::PiAi), messages(ChatLayer::OpenClaw));
+    assert_eq!(pi[0]["content"].as_array().map(Vec::len), Some(1), "pi-ai drops the empty text part");
+    assert_eq!(oc[0]["content"].as_array().map(Vec::len), Some(2), "@openclaw/ai keeps it");
+    assert_eq!(pi[1]["content"], "ab");
+    assert_eq!(oc[1]["content"], "a\nb");
+    assert_eq!(pi[2]["content"], "(see attached image)", "pi-ai counts any image block");
+    assert_eq!(oc[2]["content"], "(no output)", "@openclaw/ai counts an image only with its bytes");
+}
