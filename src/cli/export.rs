@@ -124,12 +124,14 @@ fn parquet(ctx: &Ctx, args: &Args, dir: &std::path::Path) -> anyhow::Result<Exit
     if args.all != args.sessions.is_empty() {
         anyhow::bail!("--parquet: name the SESSIONs to export, or give --all (not both)");
     }
+    let mut cache = open_cache(ctx, Kind::Responses);
     let sessions = if args.all {
-        crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats).sessions
+        let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, cache.as_ref());
+        super::set_listing(cache.as_mut(), &found.sessions);
+        found.sessions
     } else {
         super::named_sessions(ctx, &args.sessions, "export")?
     };
-    let cache = open_cache(ctx, Kind::Responses, args.all.then_some(&sessions[..]));
     let progress = Progress::new("exporting", sessions.len());
     let report = crate::export::store::export(
         &sessions,

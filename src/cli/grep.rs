@@ -97,7 +97,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
     query.roles = args.role.clone();
     query.tool = args.tool.clone();
     let sessions: Vec<Where> = if args.sessions.is_empty() {
-        crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats).sessions
+        crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, None).sessions
     } else {
         super::named_sessions(ctx, &args.sessions, "grep")?
     };

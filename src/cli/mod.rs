@@ -172,21 +172,20 @@ pub fn locate_arg(ctx: &Ctx, arg: &str) -> anyhow::Result<SessionArg> {
     Ok(crate::session::locate::locate_with_stores(arg, || ctx.session_dirs(), stores)?)
 }
 
-/// The whole-store cache of `kind`, unless `--no-cache`. `found`: the whole store's
-/// listing, when it was discovered (sessions of formats that read other files of the
-/// store are cached only then).
-pub fn open_cache(
-    ctx: &Ctx,
-    kind: crate::store::cache::Kind,
-    found: Option<&[crate::store::Where]>,
-) -> Option<crate::store::cache::Cache> {
-    let listing = found.map(|f| {
-        crate::store::cache::listing_stamp(f.iter().filter_map(|w| match w {
+/// The whole-store cache of `kind`, unless `--no-cache`.
+pub fn open_cache(ctx: &Ctx, kind: crate::store::cache::Kind) -> Option<crate::store::cache::Cache> {
+    ctx.cache_dir.as_deref().map(|d| crate::store::cache::Cache::open(d, kind, ctx.formats, None))
+}
+
+/// Tells the cache the whole store's listing, once it was discovered (sessions of formats
+/// that read other files of the store are cached only then).
+pub fn set_listing(cache: Option<&mut crate::store::cache::Cache>, found: &[crate::store::Where]) {
+    if let Some(c) = cache {
+        c.set_listing(Some(crate::store::cache::listing_stamp(found.iter().filter_map(|w| match w {
             crate::store::Where::File(p) => Some(p.as_path()),
             crate::store::Where::Stored { .. } => None,
-        }))
-    });
-    ctx.cache_dir.as_deref().map(|d| crate::store::cache::Cache::open(d, kind, ctx.formats, listing))
+        }))));
+    }
 }
 
 /// Writes what a run added to the cache; a cache that cannot be written is said once,
@@ -196,6 +195,9 @@ pub fn save_cache(cache: Option<crate::store::cache::Cache>) {
         if let Err(e) = c.save() {
             let _ = writeln!(std::io::stderr(), "pisces: warning: the cache was not saved: {e}");
         }
+        // Its tables are freed by the exit: freeing ten thousand entries one by one took
+        // longer than a warm `ls` may.
+        std::mem::forget(c);
     }
 }
 

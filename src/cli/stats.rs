@@ -109,13 +109,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         until: time(&args.until).map_err(anyhow::Error::msg)?,
         model: args.model.clone(),
     };
-    let discovered = args.sessions.is_empty();
-    let sessions: Vec<Where> = if discovered {
-        crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats).sessions
+    let mut cache = open_cache(ctx, Kind::Responses);
+    let sessions: Vec<Where> = if args.sessions.is_empty() {
+        let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, cache.as_ref());
+        super::set_listing(cache.as_mut(), &found.sessions);
+        found.sessions
     } else {
         super::named_sessions(ctx, &args.sessions, "stats")?
     };
-    let cache = open_cache(ctx, Kind::Responses, discovered.then_some(&sessions[..]));
     let progress = Progress::new("reading", sessions.len());
     let threads = crate::store::threads();
     let report =

@@ -19,8 +19,13 @@
 //! its checksum is ignored, and rebuilt.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
+
+/// The cache's tables, by path: keyed by the path's bytes (`Path`'s own hash walks its
+/// components, which showed in a warm `ls` of ten thousand sessions).
+type Map<V> = rustc_hash::FxHashMap<OsString, V>;
 use std::hash::Hasher;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -30,7 +35,7 @@ use super::summary::Summary;
 use crate::session::format::Format;
 use crate::session::usage::Totals;
 
-const MAGIC: &[u8; 16] = b"pisces-cache-v1\n";
+const MAGIC: &[u8; 16] = b"pisces-cache-v2\n";
 const EDGE: u64 = 4096;
 
 /// Which of the two caches.
@@ -63,7 +68,7 @@ impl FileKey {
     /// `None`: the whole file.
     fn of_first(path: &Path, len: Option<u64>) -> std::io::Result<FileKey> {
         use std::os::unix::fs::MetadataExt;
-        let mut f = std::fs::File::open(path)?;
+        let f = std::fs::File::open(path)?;
         let m = f.metadata()?;
         if !m.is_file() {
             return Err(std::io::Error::other("not a regular file"));
@@ -72,15 +77,16 @@ impl FileKey {
         if len > m.len() {
             return Err(std::io::Error::other("shorter than that"));
         }
-        let mut h = std::hash::DefaultHasher::new();
-        let mut buf = vec![0; EDGE.min(len) as usize];
-        let n = read_up_to(&mut f, &mut buf)?;
+        // Read at offsets (no seek), into the stack, hashed with Fx: this runs for every
+        // file of the store.
+        let mut h = rustc_hash::FxHasher::default();
+        let mut buf = [0u8; EDGE as usize];
+        let head = EDGE.min(len) as usize;
+        let n = read_up_to(&f, &mut buf[..head], 0)?;
         h.write(&buf[..n]);
         if len > EDGE {
             let from = len.saturating_sub(EDGE).max(EDGE);
-            f.seek(SeekFrom::Start(from))?;
-            buf.resize((len - from) as usize, 0);
-            let n = read_up_to(&mut f, &mut buf)?;
+            let n = read_up_to(&f, &mut buf[..(len - from) as usize], from)?;
             h.write(&buf[..n]);
         }
         Ok(FileKey {
@@ -98,10 +104,11 @@ impl FileKey {
     }
 }
 
-fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_up_to(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
     let mut n = 0;
     while n < buf.len() {
-        match f.read(&mut buf[n..])? {
+        match f.read_at(&mut buf[n..], at + n as u64)? {
             0 => break,
             k => n += k,
         }
@@ -145,8 +152,11 @@ pub struct Cache {
     kind: Kind,
     formats: &'static [&'static dyn Format],
     listing: Option<u64>,
-    old: Mutex<HashMap<PathBuf, Entry>>,
-    fresh: Mutex<HashMap<PathBuf, Entry>>,
+    old: Mutex<Map<Entry>>,
+    fresh: Mutex<Map<Entry>>,
+    /// Each file's key as this run first found it, so that a file read with several
+    /// sessions (a Codex fork's parent) or checked at discovery is hashed once.
+    keys: Mutex<Map<FileKey>>,
     dirty: AtomicBool,
     /// Sessions answered from the cache, and read.
     pub hits: AtomicUsize,
@@ -167,12 +177,38 @@ impl Cache {
             formats,
             listing,
             old: Mutex::new(old),
-            fresh: Mutex::new(HashMap::new()),
+            fresh: Mutex::new(Map::default()),
+            keys: Mutex::new(Map::default()),
             dirty: AtomicBool::new(false),
             hits: AtomicUsize::new(0),
             extended: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
         }
+    }
+
+    /// Sets the stamp of the store's listing, once discovery is done (see [`Cache::open`]).
+    pub fn set_listing(&mut self, listing: Option<u64>) {
+        self.listing = listing;
+    }
+
+    /// Whether the cache holds facts for the file at `path`, read from it as it is now
+    /// (so it is a session: it was read as one).
+    pub fn holds_unchanged(&self, path: &Path) -> bool {
+        let was =
+            self.old.lock().ok().and_then(|old| old.get(path.as_os_str()).and_then(|e| e.files.first()).map(|f| f.1));
+        was.is_some_and(|was| self.key_of(path).is_ok_and(|now| now == was))
+    }
+
+    /// [`FileKey::of`], once per file and run.
+    fn key_of(&self, path: &Path) -> std::io::Result<FileKey> {
+        if let Some(k) = self.keys.lock().ok().and_then(|keys| keys.get(path.as_os_str()).copied()) {
+            return Ok(k);
+        }
+        let k = FileKey::of(path)?;
+        if let Ok(mut keys) = self.keys.lock() {
+            keys.insert(path.as_os_str().to_owned(), k);
+        }
+        Ok(k)
     }
 
     /// The cache's folder.
@@ -195,7 +231,7 @@ impl Cache {
         if self.kind == Kind::Summaries && with_tips {
             return Cached::Miss;
         }
-        let Some(entry) = self.old.lock().ok().and_then(|mut old| old.remove(path)) else {
+        let Some(entry) = self.old.lock().ok().and_then(|mut old| old.remove(path.as_os_str())) else {
             self.misses.fetch_add(1, Ordering::Relaxed);
             self.dirty.store(true, Ordering::Relaxed);
             return Cached::Miss;
@@ -203,11 +239,11 @@ impl Cache {
         let family = self.format(entry.facts.summary.format).is_none_or(|f| f.reads_family());
         let usable = (!family || (self.listing.is_some() && entry.listing == self.listing))
             && (!with_tips || entry.facts.tips.is_some());
-        if usable && entry.files.iter().all(|(p, k)| FileKey::of(p).is_ok_and(|now| now == *k)) {
+        if usable && entry.files.iter().all(|(p, k)| self.key_of(p).is_ok_and(|now| now == *k)) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             let facts = entry.facts.clone();
             if let Ok(mut fresh) = self.fresh.lock() {
-                fresh.insert(path.to_path_buf(), entry);
+                fresh.insert(path.as_os_str().to_owned(), entry);
             }
             return Cached::Hit(facts);
         }
@@ -246,7 +282,7 @@ impl Cache {
         facts.summary.forks = 0;
         self.dirty.store(true, Ordering::Relaxed);
         if let Ok(mut fresh) = self.fresh.lock() {
-            fresh.insert(key.to_path_buf(), Entry { files: keyed, listing: self.listing, facts });
+            fresh.insert(key.as_os_str().to_owned(), Entry { files: keyed, listing: self.listing, facts });
         }
     }
 
@@ -263,7 +299,7 @@ impl Cache {
         }
         let (Ok(mut old), Ok(fresh)) = (self.old.lock(), self.fresh.lock()) else { return Ok(()) };
         // What this run did not look at, while its first file still exists.
-        let mut all: Vec<(&PathBuf, &Entry)> = old
+        let mut all: Vec<(&OsString, &Entry)> = old
             .iter()
             .filter(|(p, e)| !fresh.contains_key(*p) && e.files.first().is_some_and(|(f, _)| f.is_file()))
             .collect();
@@ -367,11 +403,16 @@ impl Out {
     }
 }
 
-fn encode(entries: &[(&PathBuf, &Entry)]) -> Vec<u8> {
+/// The checksum a cache file ends with: CRC-32 of what comes before, at memory speed.
+fn checksum(body: &[u8]) -> u64 {
+    u64::from(crc32fast::hash(body))
+}
+
+fn encode(entries: &[(&OsString, &Entry)]) -> Vec<u8> {
     let mut o = Out(MAGIC.to_vec());
     o.u64(entries.len() as u64);
     for (path, e) in entries {
-        o.bytes(path.as_os_str().as_encoded_bytes());
+        o.bytes(path.as_encoded_bytes());
         o.u32(e.files.len() as u32);
         for (p, k) in &e.files {
             o.bytes(p.as_os_str().as_encoded_bytes());
@@ -443,9 +484,7 @@ fn encode(entries: &[(&PathBuf, &Entry)]) -> Vec<u8> {
             }
         }
     }
-    let mut h = std::hash::DefaultHasher::new();
-    h.write(&o.0);
-    let sum = h.finish();
+    let sum = checksum(&o.0);
     o.u64(sum);
     o.0
 }
@@ -519,27 +558,23 @@ impl<'a> In<'a> {
 pub(crate) fn decode_framed(body: &[u8], formats: &'static [&'static dyn Format]) -> usize {
     let mut b = MAGIC.to_vec();
     b.extend_from_slice(body);
-    let mut h = std::hash::DefaultHasher::new();
-    h.write(&b);
-    let sum = h.finish();
+    let sum = checksum(&b);
     b.extend_from_slice(&sum.to_le_bytes());
     decode(&b, formats).map_or(0, |m| m.len())
 }
 
-fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<HashMap<PathBuf, Entry>> {
+fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<Map<Entry>> {
     let body = b.get(..b.len().checked_sub(8)?)?;
     let sum = u64::from_le_bytes(b.get(body.len()..)?.try_into().ok()?);
-    let mut h = std::hash::DefaultHasher::new();
-    h.write(body);
-    if !body.starts_with(MAGIC) || h.finish() != sum {
+    if !body.starts_with(MAGIC) || checksum(body) != sum {
         return None;
     }
     let mut i = In { b: body, at: MAGIC.len() };
     let n = i.u64()?;
     let n = i.count(n, 8)?;
-    let mut out = HashMap::with_capacity(n);
+    let mut out = Map::with_capacity_and_hasher(n, Default::default());
     for _ in 0..n {
-        let path = i.path()?;
+        let path = i.path()?.into_os_string();
         let nf = i.u32()?;
         let nf = i.count(u64::from(nf), 44)?;
         let mut files = Vec::with_capacity(nf);
@@ -627,14 +662,14 @@ mod tests {
         };
         let key = FileKey { dev: 1, ino: 2, size: 3, mtime_ns: 4, edges: 5 };
         let e = Entry { files: vec![("a.jsonl".into(), key)], listing: Some(3), facts };
-        let p = PathBuf::from("a.jsonl");
+        let p = OsString::from("a.jsonl");
         encode(&[(&p, &e)])
     }
 
     #[test]
     fn what_is_written_reads_back() {
         let got = decode(&sample(), crate::formats::all()).expect("a cache that reads back");
-        let e = &got[Path::new("a.jsonl")];
+        let e = &got[std::ffi::OsStr::new("a.jsonl")];
         assert_eq!(e.facts.records[0].model.as_deref(), Some("m"));
         assert_eq!(e.facts.tips.as_ref().unwrap()[0].keys, vec![7]);
         assert_eq!(e.listing, Some(3));
@@ -644,9 +679,8 @@ mod tests {
     /// The checksum recomputed over damaged bytes, so that the parser itself meets them.
     fn reseal(mut b: Vec<u8>) -> Vec<u8> {
         let body = b.len() - 8;
-        let mut h = std::hash::DefaultHasher::new();
-        h.write(&b[..body]);
-        b[body..].copy_from_slice(&h.finish().to_le_bytes());
+        let sum = checksum(&b[..body]);
+        b[body..].copy_from_slice(&sum.to_le_bytes());
         b
     }
 

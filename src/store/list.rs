@@ -115,18 +115,20 @@ pub fn list(
         },
     );
     let mut listing = Listing { read: total, skipped: found.skipped, ..Listing::default() };
-    let mut rows = Vec::new();
+    let (mut all, mut matched) = (Vec::new(), Vec::new());
     for (w, r) in found.sessions.iter().zip(results) {
         match r {
-            Some(Ok((s, matched))) => rows.push((s, matched)),
+            Some(Ok((s, m))) => {
+                all.push(s);
+                matched.push(m);
+            }
             Some(Err(e)) => listing.failed.push((w.name(), e)),
             None => {}
         }
     }
     // Forks are counted among every session read, not only those the filters keep.
-    let mut all: Vec<Summary> = rows.iter().map(|(s, _)| s.clone()).collect();
     link_forks(&mut all);
-    listing.rows = all.into_iter().zip(rows).filter(|(s, (_, m))| *m && filter.keeps(s)).map(|(s, _)| s).collect();
+    listing.rows = all.into_iter().zip(matched).filter(|(s, m)| *m && filter.keeps(s)).map(|(s, _)| s).collect();
     sort_rows(&mut listing.rows, sort);
     listing
 }

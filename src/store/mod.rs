@@ -66,26 +66,47 @@ pub struct Discovery {
 /// buckets; Claude Code's project folders; Codex's day folders) and the sessions in
 /// OpenClaw's databases. Folders inside session folders (Claude Code's subagent and tool
 /// result folders) are not sessions of their own and are not looked into.
-pub fn discover(env: &Env, session_dir: Option<&Path>, formats: &[&'static dyn Format]) -> Discovery {
+///
+/// Each file's head is read to tell a session from a look-alike, on every processor. A
+/// file `cache` holds, unchanged since it was read as a session, is one still: its head
+/// is not read again (a warm `ls` of ten thousand sessions spent most of its time here).
+pub fn discover(
+    env: &Env,
+    session_dir: Option<&Path>,
+    formats: &[&'static dyn Format],
+    cache: Option<&cache::Cache>,
+) -> Discovery {
     let mut found = Discovery::default();
+    let mut files = Vec::new();
     for dir in env.session_dirs(session_dir) {
         let Ok(read) = std::fs::read_dir(&dir) else { continue };
-        let mut names: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
+        let mut names: Vec<(PathBuf, bool)> =
+            read.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
         names.sort();
-        for p in names {
-            let Ok(meta) = p.symlink_metadata() else { continue };
-            if meta.is_dir() {
+        for (p, is_dir) in names {
+            if is_dir {
                 continue;
             }
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if !(name.ends_with(".jsonl") || name.ends_with(".jsonl.gz")) {
-                found.skipped.push(Skipped { path: p, what: "not a session file".into() });
-                continue;
-            }
-            match walk_kind(&p, formats) {
-                None => found.sessions.push(Where::File(p)),
-                Some(what) => found.skipped.push(Skipped { path: p, what }),
-            }
+            let session_name = name.ends_with(".jsonl") || name.ends_with(".jsonl.gz");
+            files.push((p, session_name));
+        }
+    }
+    let mut kinds: Vec<Option<String>> = vec![None; files.len()];
+    each_parallel(
+        &files,
+        threads(),
+        |_, (p, session_name)| match cache {
+            _ if !session_name => Some("not a session file".to_string()),
+            Some(c) if c.holds_unchanged(p) => None,
+            _ => walk_kind(p, formats),
+        },
+        |k, kind| kinds[k] = kind,
+    );
+    for ((p, _), kind) in files.into_iter().zip(kinds) {
+        match kind {
+            None => found.sessions.push(Where::File(p)),
+            Some(what) => found.skipped.push(Skipped { path: p, what }),
         }
     }
     if session_dir.is_none() {
