@@ -134,6 +134,10 @@ struct Entry {
     files: Vec<(PathBuf, FileKey)>,
     listing: Option<u64>,
     facts: Facts,
+    /// Where the entry was in the cache file read at the start, for an entry read from
+    /// it: saved again as those bytes. (A hit's facts are moved out to the command, not
+    /// copied: cloning every session's responses was a sixth of a warm `stats`.)
+    raw: Option<std::ops::Range<usize>>,
 }
 
 /// What the cache holds for a session ([`Cache::lookup`]).
@@ -153,6 +157,8 @@ pub struct Cache {
     formats: &'static [&'static dyn Format],
     listing: Option<u64>,
     old: Mutex<Map<Entry>>,
+    /// The cache file read at the start (the `raw` bytes of the `old` entries).
+    bytes: Vec<u8>,
     fresh: Mutex<Map<Entry>>,
     /// Each file's key as this run first found it, so that a file read with several
     /// sessions (a Codex fork's parent) or checked at discovery is hashed once.
@@ -170,13 +176,18 @@ impl Cache {
     /// stamp of the store's listing when the whole store was discovered, else `None` (and
     /// sessions of formats that read other files of the store are not taken from it).
     pub fn open(dir: &Path, kind: Kind, formats: &'static [&'static dyn Format], listing: Option<u64>) -> Cache {
-        let old = std::fs::read(dir.join(file_name(kind))).ok().and_then(|b| decode(&b, formats)).unwrap_or_default();
+        let bytes = std::fs::read(dir.join(file_name(kind))).unwrap_or_default();
+        let (old, bytes) = match decode(&bytes, formats) {
+            Some(old) => (old, bytes),
+            None => (Map::default(), Vec::new()),
+        };
         Cache {
             dir: dir.to_path_buf(),
             kind,
             formats,
             listing,
             old: Mutex::new(old),
+            bytes,
             fresh: Mutex::new(Map::default()),
             keys: Mutex::new(Map::default()),
             dirty: AtomicBool::new(false),
@@ -231,7 +242,7 @@ impl Cache {
         if self.kind == Kind::Summaries && with_tips {
             return Cached::Miss;
         }
-        let Some(entry) = self.old.lock().ok().and_then(|mut old| old.remove(path.as_os_str())) else {
+        let Some(mut entry) = self.old.lock().ok().and_then(|mut old| old.remove(path.as_os_str())) else {
             self.misses.fetch_add(1, Ordering::Relaxed);
             self.dirty.store(true, Ordering::Relaxed);
             return Cached::Miss;
@@ -241,7 +252,7 @@ impl Cache {
             && (!with_tips || entry.facts.tips.is_some());
         if usable && entry.files.iter().all(|(p, k)| self.key_of(p).is_ok_and(|now| now == *k)) {
             self.hits.fetch_add(1, Ordering::Relaxed);
-            let facts = entry.facts.clone();
+            let facts = std::mem::take(&mut entry.facts);
             if let Ok(mut fresh) = self.fresh.lock() {
                 fresh.insert(path.as_os_str().to_owned(), entry);
             }
@@ -282,7 +293,7 @@ impl Cache {
         facts.summary.forks = 0;
         self.dirty.store(true, Ordering::Relaxed);
         if let Ok(mut fresh) = self.fresh.lock() {
-            fresh.insert(key.as_os_str().to_owned(), Entry { files: keyed, listing: self.listing, facts });
+            fresh.insert(key.as_os_str().to_owned(), Entry { files: keyed, listing: self.listing, facts, raw: None });
         }
     }
 
@@ -305,7 +316,7 @@ impl Cache {
             .collect();
         all.extend(fresh.iter());
         all.sort_by(|a, b| a.0.cmp(b.0));
-        let bytes = encode(&all);
+        let bytes = encode(&all, &self.bytes);
         drop(all);
         old.clear();
         make_private_dir(&self.dir)?;
@@ -408,10 +419,16 @@ fn checksum(body: &[u8]) -> u64 {
     u64::from(crc32fast::hash(body))
 }
 
-fn encode(entries: &[(&OsString, &Entry)]) -> Vec<u8> {
+/// The cache file of `entries`; an entry read from the file at the start is copied from
+/// those bytes (`raw`).
+fn encode(entries: &[(&OsString, &Entry)], raw: &[u8]) -> Vec<u8> {
     let mut o = Out(MAGIC.to_vec());
     o.u64(entries.len() as u64);
     for (path, e) in entries {
+        if let Some(bytes) = e.raw.clone().and_then(|r| raw.get(r)) {
+            o.0.extend_from_slice(bytes);
+            continue;
+        }
         o.bytes(path.as_encoded_bytes());
         o.u32(e.files.len() as u32);
         for (p, k) in &e.files {
@@ -574,6 +591,7 @@ fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<Map<Entry
     let n = i.count(n, 8)?;
     let mut out = Map::with_capacity_and_hasher(n, Default::default());
     for _ in 0..n {
+        let start = i.at;
         let path = i.path()?.into_os_string();
         let nf = i.u32()?;
         let nf = i.count(u64::from(nf), 44)?;
@@ -603,7 +621,7 @@ fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<Map<Entry
         s.warnings = usize::try_from(i.u64()?).ok()?;
         let nm = i.u32()?;
         let nm = i.count(u64::from(nm), 4)?;
-        let models: Vec<String> = (0..nm).map(|_| i.string()).collect::<Option<_>>()?;
+        let models: Vec<std::sync::Arc<str>> = (0..nm).map(|_| i.string().map(Into::into)).collect::<Option<_>>()?;
         let nr = i.u64()?;
         let nr = i.count(nr, 70)?;
         let mut records = Vec::with_capacity(nr);
@@ -633,7 +651,8 @@ fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<Map<Entry
             }
             Some(tips)
         })?;
-        out.insert(path, Entry { files, listing, facts: Facts { summary: s, records, tips } });
+        let raw = Some(start..i.at);
+        out.insert(path, Entry { files, listing, facts: Facts { summary: s, records, tips }, raw });
     }
     (i.at == body.len()).then_some(out)
 }
@@ -661,9 +680,9 @@ mod tests {
             tips: Some(vec![Tip { rev: "abc".into(), identity: 9, keys: vec![7], own: true }]),
         };
         let key = FileKey { dev: 1, ino: 2, size: 3, mtime_ns: 4, edges: 5 };
-        let e = Entry { files: vec![("a.jsonl".into(), key)], listing: Some(3), facts };
+        let e = Entry { files: vec![("a.jsonl".into(), key)], listing: Some(3), facts, raw: None };
         let p = OsString::from("a.jsonl");
-        encode(&[(&p, &e)])
+        encode(&[(&p, &e)], &[])
     }
 
     #[test]
@@ -674,6 +693,17 @@ mod tests {
         assert_eq!(e.facts.tips.as_ref().unwrap()[0].keys, vec![7]);
         assert_eq!(e.listing, Some(3));
         assert_eq!(e.facts.summary.title.as_deref(), Some("t"));
+    }
+
+    /// An entry read from the file is saved as its bytes, with its facts moved out (as a
+    /// hit moves them): the file written is the file read.
+    #[test]
+    fn an_entry_read_is_saved_as_read() {
+        let bytes = sample();
+        let mut got = decode(&bytes, crate::formats::all()).expect("a cache that reads back");
+        let (path, mut e) = got.drain().next().unwrap();
+        let _taken = std::mem::take(&mut e.facts);
+        assert_eq!(encode(&[(&path, &e)], &bytes), bytes);
     }
 
     /// The checksum recomputed over damaged bytes, so that the parser itself meets them.

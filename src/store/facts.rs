@@ -20,7 +20,8 @@ pub struct Record {
     /// The format's key for it, hashed to 128 bits.
     pub key: u128,
     pub time: Option<f64>,
-    pub model: Option<String>,
+    /// Shared: a session's responses name a few models many times over.
+    pub model: Option<std::sync::Arc<str>>,
     pub totals: Totals,
     /// The format marks it as made in another session.
     pub copied: bool,
@@ -40,7 +41,7 @@ pub struct Tip {
 }
 
 /// Everything `ls` and `stats` need of a session.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Facts {
     pub summary: Summary,
     pub records: Vec<Record>,
@@ -98,7 +99,13 @@ fn add_records(
         if let Some(r) = d.response(s, i)? {
             let key = hash128(s.format().name, &r.key);
             key_of.insert(i, key);
-            records.push(Record { key, time: s.time(i), model: r.model, totals: r.totals, copied: r.copied });
+            records.push(Record {
+                key,
+                time: s.time(i),
+                model: r.model.map(Into::into),
+                totals: r.totals,
+                copied: r.copied,
+            });
         }
     }
     Ok(())

@@ -271,7 +271,7 @@ fn group_rows(
             let key = match by {
                 By::Day | By::Week | By::Month => r.time.map_or_else(|| "(no time)".into(), |t| period(t, by)),
                 By::Agent => s.summary.agent.to_string(),
-                By::Model => r.model.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "(unknown)".into()),
+                By::Model => r.model.as_deref().filter(|m| !m.is_empty()).unwrap_or("(unknown)").to_string(),
                 By::Project => s.summary.cwd.clone().unwrap_or_else(|| "(no cwd)".into()),
                 By::Session | By::Branch => s.summary.name.clone(),
             };
