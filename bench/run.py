@@ -789,7 +789,8 @@ def replace_section(path: Path, title: str, text: str) -> None:
     start = doc.find(title)
     if start >= 0:
         end = doc.find("\n## ", start + 1)
-        doc = doc[:start] + text + (doc[end + 1:] if end >= 0 else "")
+        # A blank line before the next section, however `text` ends.
+        doc = doc[:start] + (text.rstrip("\n") + "\n\n" + doc[end + 1:] if end >= 0 else text)
     else:
         doc = doc.rstrip("\n") + "\n\n" + text
     path.write_text(doc)

@@ -108,23 +108,18 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         model: args.model.clone(),
         grep: args.grep.as_deref().map(|p| Query::new(p, PatternOptions::default())).transpose()?,
     };
-    let t0 = std::time::Instant::now();
     let mut cache = super::open_cache(ctx, Kind::Summaries);
-    eprintln!("open {:?}", t0.elapsed());
     let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, cache.as_ref());
     super::set_listing(cache.as_mut(), &found.sessions);
-    eprintln!("discover {:?}", t0.elapsed());
     let progress = Progress::new("reading", found.sessions.len());
     let threads = crate::store::threads();
     let listing =
         list::list(found, ctx.formats, &filter, args.sort, threads, cache.as_ref(), &mut |done, _| progress.set(done));
     progress.finish();
-    eprintln!("list {:?}", t0.elapsed());
     let cached = cache.as_ref().map_or((0, 0), |c| {
         (c.hits.load(std::sync::atomic::Ordering::Relaxed), c.extended.load(std::sync::atomic::Ordering::Relaxed))
     });
     super::save_cache(cache);
-    eprintln!("save {:?}", t0.elapsed());
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.format {
         Format::Text => {
@@ -134,7 +129,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         Format::Csv => render::ls::write_csv(&mut out, &ctx.ui, &listing)?,
     }
     out.flush()?;
-    eprintln!("out {:?}", t0.elapsed());
     let scope = match &filter.cwd {
         Some(c) => format!("in {}", render::sanitize(c)),
         None => "in all".into(),

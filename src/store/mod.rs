@@ -123,29 +123,47 @@ pub fn discover(
 /// so a large session does not hold the others up), calling `done` on this thread as
 /// each result arrives, in no particular order. At most `threads` sessions are read at
 /// once, which is what bounds the memory of commands over the whole store.
+///
+/// A thread hands its results over in batches (up to `BATCH`, or what it has after 20 ms):
+/// a session answered from the cache takes microseconds, and handing over each one alone
+/// (a wake-up of this thread per item) cost more than the work.
 pub fn each_parallel<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
     work: impl Fn(usize, &T) -> R + Sync,
     mut done: impl FnMut(usize, R),
 ) {
+    const BATCH: usize = 64;
     let next = AtomicUsize::new(0);
-    let (tx, rx) = std::sync::mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<(usize, R)>>();
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1).min(items.len().max(1)) {
             let tx = tx.clone();
             let (next, work) = (&next, &work);
-            scope.spawn(move || loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(k) else { break };
-                if tx.send((k, work(k, item))).is_err() {
-                    break;
+            scope.spawn(move || {
+                let mut batch = Vec::new();
+                let mut since = std::time::Instant::now();
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(k) else { break };
+                    batch.push((k, work(k, item)));
+                    if batch.len() >= BATCH || since.elapsed() >= std::time::Duration::from_millis(20) {
+                        if tx.send(std::mem::take(&mut batch)).is_err() {
+                            return;
+                        }
+                        since = std::time::Instant::now();
+                    }
+                }
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
             });
         }
         drop(tx);
-        for (k, r) in rx {
-            done(k, r);
+        for batch in rx {
+            for (k, r) in batch {
+                done(k, r);
+            }
         }
     });
 }

@@ -88,6 +88,10 @@ struct Store {
     /// Parent thread -> the files that fork it, in file order, over the whole store (made the
     /// first time the forks of a thread are looked for).
     children: OnceLock<HashMap<String, Vec<usize>>>,
+    /// Thread -> the files of that thread (by the id in their name, else their first
+    /// line), in file order (made the first time a parent is looked for: scanning the
+    /// list for each fork's parent made a store of thousands of forks quadratic).
+    by_thread: OnceLock<HashMap<String, Vec<usize>>>,
 }
 
 impl Store {
@@ -121,13 +125,28 @@ impl Store {
                 }
                 files.sort();
                 let metas = files.iter().map(|_| OnceLock::new()).collect();
-                Arc::new(Store { files, metas, children: OnceLock::new() })
+                Arc::new(Store { files, metas, children: OnceLock::new(), by_thread: OnceLock::new() })
             })
             .clone()
     }
 
     fn meta(&self, k: usize) -> Option<&Meta> {
         self.metas[k].get_or_init(|| first_line(&self.files[k]).and_then(|l| thread_and_parent(&l))).as_ref()
+    }
+
+    /// The files of `thread`, in file order.
+    fn of_thread(&self, thread: &str) -> &[usize] {
+        let by_thread = self.by_thread.get_or_init(|| {
+            let mut map: HashMap<String, Vec<usize>> = HashMap::new();
+            for (k, p) in self.files.iter().enumerate() {
+                let id = id_in_name(p).map(str::to_string).or_else(|| self.meta(k).map(|(t, _)| t.clone()));
+                if let Some(id) = id {
+                    map.entry(id).or_default().push(k);
+                }
+            }
+            map
+        });
+        by_thread.get(thread).map_or(&[], Vec::as_slice)
     }
 
     /// The files whose first line names `thread` as their parent.
@@ -176,10 +195,7 @@ pub fn companions(path: &Path, first: &[u8]) -> Vec<Companion> {
             break;
         }
         // Thread ids from file names; a file whose name has none is read.
-        let found = (0..files.len()).find(|&k| {
-            let p = &files[k];
-            id_in_name(p).map_or_else(|| store.meta(k).is_some_and(|(t, _)| *t == pid), |id| id == pid) && !same(p)
-        });
+        let found = store.of_thread(&pid).iter().copied().find(|&k| !same(&files[k]));
         let Some(p) = found.map(|k| files[k].clone()) else { break };
         let next = first_line(&p).and_then(|l| fork_meta(&l));
         out.push(Companion { path: p.clone(), limit });
