@@ -20,10 +20,6 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-
-/// The cache's tables, by path: keyed by the path's bytes (`Path`'s own hash walks its
-/// components, which showed in a warm `ls` of ten thousand sessions).
-type Map<V> = rustc_hash::FxHashMap<OsString, V>;
 use std::hash::Hasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,6 +30,10 @@ use super::facts::{Facts, Record, Tip};
 use super::summary::Summary;
 use crate::session::format::Format;
 use crate::session::usage::Totals;
+
+/// The cache's tables, by path: keyed by the path's bytes (`Path`'s own hash walks its
+/// components, which showed in a warm `ls` of ten thousand sessions).
+type Map<V> = rustc_hash::FxHashMap<OsString, V>;
 
 const MAGIC: &[u8; 16] = b"pisces-cache-v2\n";
 const EDGE: u64 = 4096;
