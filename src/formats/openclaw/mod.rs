@@ -113,8 +113,8 @@ impl Dialect for OpenClaw {
         convert_to_llm(&p.messages)
     }
 
-    /// pi-ai's body, with the two things OpenClaw's own Chat Completions layer does
-    /// otherwise (docs/openclaw-format.md §5).
+    /// The body as OpenClaw's own Chat Completions layer converts the messages, with its
+    /// image captions and strict tool-call ids (docs/openclaw-format.md §5).
     fn openai_request(&self, llm: &[Value], model: &crate::llm::wire::ModelRef) -> Value {
         let mut body = crate::llm::wire::openai_request_by(llm, model, crate::llm::wire::ChatLayer::OpenClaw);
         if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {

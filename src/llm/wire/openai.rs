@@ -117,7 +117,7 @@ fn normalize_tool_call_id(id: &str, target: &Target) -> String {
     id.to_string()
 }
 
-/// `data:<mime>;base64,<data>` image part.
+/// An image block.
 fn is_image(block: &Value) -> bool {
     str_field(block, "type") == Some("image")
 }
@@ -127,6 +127,7 @@ fn is_image_with_bytes(block: &Value) -> bool {
     is_image(block) && str_field(block, "data").is_some_and(|d| !js_trim_is_empty(d))
 }
 
+/// `data:<mime>;base64,<data>` image part.
 fn image_url(block: &Value) -> Value {
     let url =
         format!("data:{};base64,{}", js::to_js_string(block.get("mimeType")), js::to_js_string(block.get("data")));
