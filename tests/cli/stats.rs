@@ -448,6 +448,21 @@ fn cache_torture() -> TestResult {
     fs::rename(&other, &child)?;
     store.same("a session replaced by another of its size")?;
 
+    // Replaced by a look-alike under the same name (pi's `--mode json` stream): skipped,
+    // though the cache held a session there (discovery trusts only a file it holds as it
+    // was).
+    let header = r#"{"type":"session","version":3,"id":"0f3c2a1e-1111-4222-8333-944455556666","timestamp":"2026-11-30T10:00:00.000Z","cwd":"/home/dev/app"}"#;
+    let session = fs::read(&chat)?;
+    fs::write(&chat, format!("{header}\n{{\"type\":\"agent_start\"}}\n{{\"type\":\"turn_start\"}}\n"))?;
+    store.same("a session replaced by an event log")?;
+    let ls = store.run(&["ls", "--all", "--format", "json"], true)?;
+    let skipped = |s: &Value| s["path"].as_str().is_some_and(|p| p.ends_with("01-linear-chat.jsonl"));
+    check(ls["skipped"].as_array().is_some_and(|s| s.iter().any(skipped)), || {
+        format!("the event log is not among the skipped: {}", ls["skipped"])
+    })?;
+    fs::write(&chat, session)?;
+    store.same("the session back")?;
+
     // A new Codex fork: its parent's tree (and its branches) grow.
     fs::copy(codex_src.join(fork_d), store.codex().join(fork_d))?;
     store.same("a new fork")?;
