@@ -111,27 +111,34 @@ impl Stamp {
     }
 }
 
-/// A hash of `file`'s first and last [`EDGE`] bytes of its first `len`, read with `pread`
-/// (not through a mapping, which would show what the file holds now); `None` when they
-/// cannot be read.
+/// [`edges_hash`]; `None` when the bytes cannot be read.
 fn edges(file: &File, len: u64) -> Option<u64> {
     #[cfg(unix)]
     {
-        use std::hash::Hasher;
-        use std::os::unix::fs::FileExt;
-        let mut h = rustc_hash::FxHasher::default();
-        let mut buf = vec![0u8; EDGE.min(len) as usize];
-        for at in [0, len.saturating_sub(EDGE)] {
-            file.read_exact_at(&mut buf, at).ok()?;
-            h.write(&buf);
-        }
-        Some(h.finish())
+        edges_hash(file, len).ok()
     }
     #[cfg(not(unix))]
     {
         let _ = (file, len);
         None
     }
+}
+
+/// A hash of `file`'s first and last [`EDGE`] bytes of its first `len`, read with `pread`
+/// (not through a mapping, which would show what the file holds now) into the stack: the
+/// whole-store cache keys every file of the store with it too (`store::cache::FileKey`).
+#[cfg(unix)]
+pub fn edges_hash(file: &File, len: u64) -> std::io::Result<u64> {
+    use std::hash::Hasher;
+    use std::os::unix::fs::FileExt;
+    let mut h = rustc_hash::FxHasher::default();
+    let mut buf = [0u8; EDGE as usize];
+    let n = EDGE.min(len) as usize;
+    for at in [0, len.saturating_sub(EDGE)] {
+        file.read_exact_at(&mut buf[..n], at)?;
+        h.write(&buf[..n]);
+    }
+    Ok(h.finish())
 }
 
 /// The bytes of a compressed file decompressed, streamed from the mapping into memory

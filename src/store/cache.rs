@@ -36,7 +36,6 @@ use crate::session::usage::Totals;
 type Map<V> = rustc_hash::FxHashMap<OsString, V>;
 
 const MAGIC: &[u8; 16] = b"pisces-cache-v2\n";
-const EDGE: u64 = 4096;
 
 /// Which of the two caches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,24 +76,12 @@ impl FileKey {
         if len > m.len() {
             return Err(std::io::Error::other("shorter than that"));
         }
-        // Read at offsets (no seek), into the stack, hashed with Fx: this runs for every
-        // file of the store.
-        let mut h = rustc_hash::FxHasher::default();
-        let mut buf = [0u8; EDGE as usize];
-        let head = EDGE.min(len) as usize;
-        let n = read_up_to(&f, &mut buf[..head], 0)?;
-        h.write(&buf[..n]);
-        if len > EDGE {
-            let from = len.saturating_sub(EDGE).max(EDGE);
-            let n = read_up_to(&f, &mut buf[..(len - from) as usize], from)?;
-            h.write(&buf[..n]);
-        }
         Ok(FileKey {
             dev: m.dev(),
             ino: m.ino(),
             size: len,
             mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
-            edges: h.finish(),
+            edges: crate::session::source::edges_hash(&f, len)?,
         })
     }
 
@@ -102,18 +89,6 @@ impl FileKey {
     pub fn size(&self) -> u64 {
         self.size
     }
-}
-
-fn read_up_to(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
-    use std::os::unix::fs::FileExt;
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read_at(&mut buf[n..], at + n as u64)? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }
 
 /// A stamp of the store's listing (the session files discovery found), for the formats

@@ -122,9 +122,9 @@ fn is_image(block: &Value) -> bool {
     str_field(block, "type") == Some("image")
 }
 
-/// `@openclaw/ai`'s `isImageWithMediaPayload`: an image block whose `data` is not blank.
-fn is_image_with_bytes(block: &Value) -> bool {
-    is_image(block) && str_field(block, "data").is_some_and(|d| !js_trim_is_empty(d))
+/// A block whose `data` is not blank (`@openclaw/ai`'s `hasMediaPayload`).
+fn has_bytes(block: &Value) -> bool {
+    str_field(block, "data").is_some_and(|d| !js_trim_is_empty(d))
 }
 
 /// `data:<mime>;base64,<data>` image part.
@@ -188,31 +188,27 @@ fn convert_messages(context: &[Value], target: &Target, compat: &Compat) -> Vec<
                 while i < transformed.len() && role(&transformed[i]) == "toolResult" {
                     let tool_msg = &transformed[i];
                     let blocks = content_blocks(tool_msg);
+                    // `@openclaw/ai` keeps only the texts that are non-empty strings, and
+                    // counts an image only with its bytes (`isImageWithMediaPayload`).
+                    let openclaw = compat.layer == ChatLayer::OpenClaw;
                     let texts = blocks.iter().filter(|b| str_field(b, "type") == Some("text"));
-                    let (text, is_image, no_output) = match compat.layer {
-                        ChatLayer::PiAi => (
-                            texts
-                                .map(|b| match b.get("text") {
-                                    None | Some(Value::Null) => String::new(),
-                                    t => js::to_js_string(t),
-                                })
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                            is_image as fn(&Value) -> bool,
-                            "(no tool output)",
-                        ),
-                        // `@openclaw/ai` keeps only the texts that are non-empty strings, and
-                        // an image only with its bytes (`isImageWithMediaPayload`).
-                        ChatLayer::OpenClaw => (
-                            texts
-                                .filter_map(|b| str_field(b, "text"))
-                                .filter(|t| !t.is_empty())
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                            is_image_with_bytes as fn(&Value) -> bool,
-                            "(no output)",
-                        ),
+                    let text: Vec<String> = if openclaw {
+                        texts
+                            .filter_map(|b| str_field(b, "text"))
+                            .filter(|t| !t.is_empty())
+                            .map(str::to_string)
+                            .collect()
+                    } else {
+                        texts
+                            .map(|b| match b.get("text") {
+                                None | Some(Value::Null) => String::new(),
+                                t => js::to_js_string(t),
+                            })
+                            .collect()
                     };
+                    let text = text.join("\n");
+                    let is_image = |b: &Value| is_image(b) && (!openclaw || has_bytes(b));
+                    let no_output = if openclaw { "(no output)" } else { "(no tool output)" };
                     let has_images = blocks.iter().any(is_image);
                     // A tool message always carries text.
                     let text = if !js_trim_is_empty(&text) {
