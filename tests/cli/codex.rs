@@ -66,6 +66,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("codex::diff_of_two_fix_forks", diff_of_two_fix_forks),
         Trial::test("codex::older_rollouts_load", older_rollouts),
         Trial::test("codex::other_formats_give_the_same_conversation", other_formats),
+        Trial::test("codex::a_result_names_the_last_call_with_its_id_above_it", result_names),
     ]);
     trials
 }
@@ -221,6 +222,56 @@ fn missing_parent() -> TestResult {
     let texts = input.to_string();
     check(texts.contains("[[f-d]]") && !texts.contains("[[f-b]]"), || format!("not the fork's own items: {texts}"))?;
     Ok(())
+}
+
+/// Parallel calls answered in the other order, then a call id used again: each result
+/// names the last call with its id above it (grep's `tool` and the converted entry's
+/// `toolName` both come from that).
+fn result_names() -> TestResult {
+    let src = rollout("01-exec-and-patch", &thread_of("01-exec-and-patch", "01a238f7-5494"));
+    let meta = fs::read_to_string(&src)?.lines().next().unwrap_or_default().to_string();
+    let item = |n: u32, payload: &str| {
+        format!(
+            r#"{{"timestamp":"2026-12-02T22:55:{n:02}.000Z","ordinal":{n},"type":"response_item","payload":{payload}}}"#
+        )
+    };
+    let call = |id: &str, name: &str| {
+        format!(
+            r#"{{"type":"function_call","id":"fc_{id}_{name}","name":"{name}","arguments":"{{}}","call_id":"{id}"}}"#
+        )
+    };
+    let output =
+        |id: &str, text: &str| format!(r#"{{"type":"function_call_output","call_id":"{id}","output":"{text}"}}"#);
+    let lines = [
+        meta,
+        item(1, r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}"#),
+        item(2, &call("c1", "exec_command")),
+        item(3, &call("c2", "apply_patch")),
+        item(4, &output("c2", "RESULT-two")),
+        item(5, &output("c1", "RESULT-one")),
+        item(6, &call("c1", "view_image")),
+        item(7, &output("c1", "RESULT-three")),
+        item(8, &output("c9", "RESULT-none")),
+    ];
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("rollout-2026-12-02T22-55-00-01a238f7-0000-7000-8000-000000000001.jsonl");
+    fs::write(&file, lines.join("\n") + "\n")?;
+    let out = run(&["grep", "-F", "RESULT-", file.to_str().unwrap(), "--format", "json"]);
+    let got: Vec<(String, Value)> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|h| (h["text"].as_str().unwrap_or_default().to_string(), h["tool"].clone()))
+        .collect();
+    let want: Vec<(String, Value)> = [
+        ("RESULT-two", "apply_patch"),
+        ("RESULT-one", "exec_command"),
+        ("RESULT-three", "view_image"),
+        ("RESULT-none", ""),
+    ]
+    .iter()
+    .map(|(t, n)| (t.to_string(), Value::from(*n)))
+    .collect();
+    check(got == want, || format!("results name {got:?}, want {want:?}"))
 }
 
 fn check_json(file: &Path) -> Result<Vec<Value>, libtest_mimic::Failed> {

@@ -170,17 +170,26 @@ pub fn exit_code(text: &str) -> Option<i64> {
     None
 }
 
-/// The names of the calls on the path to `i` (a lone result names its call).
-fn names_before(s: &Session, c: &Codex, i: EntryIdx) -> Names {
-    let mut names = Names::default();
-    for k in s.path_to(i) {
+/// The name `Names` would hold for call `id` after every call on the path to `i`: the
+/// last call with that id above `i` (a lone result names its call). Walks up from `i` and
+/// stops at the first such call, nearly always the entry just before the result, so that a
+/// result costs the lines between it and its call, not every call on its path (`grep`
+/// decodes thousands of results of one long thread).
+fn name_before(s: &Session, c: &Codex, i: EntryIdx, id: &str) -> Option<String> {
+    let mut cur = s.parent(i);
+    while let Some(k) = cur {
         if c.items[k.get()].kind == Kind::Call {
             if let Ok(line) = c.line(s, k) {
+                let mut names = Names::default();
                 message_of(item_of(&line), Value::Null, &mut names, None);
+                if let Some(name) = names.0.remove(id) {
+                    return Some(name);
+                }
             }
         }
+        cur = s.parent(k);
     }
-    names
+    None
 }
 
 /// Entry `i` in the common shape.
@@ -191,7 +200,13 @@ pub fn entry(s: &Session, c: &Codex, i: EntryIdx) -> Result<Value, Unreadable> {
     let parent = s.parent(i).map(|p| s.id_value(p)).unwrap_or(Value::Null);
     let message = match super::context::conversation_item(s, c, i, &line) {
         Some(item) => {
-            let mut names = if kind == Kind::Output { names_before(s, c, i) } else { Names::default() };
+            let mut names = Names::default();
+            if kind == Kind::Output {
+                let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default();
+                if let Some(name) = name_before(s, c, i, id) {
+                    names.0.insert(id.to_string(), name);
+                }
+            }
             message_of(&item, time_of(&line), &mut names, c.model(i))
         }
         None => None,
