@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::session::format::Unreadable;
 use crate::session::system::content_text;
 use crate::session::text::{short_id, sorted_ids};
-use crate::session::{EntryIdx, LineNo, Session};
+use crate::session::{EntryIdx, EntryType, LineNo, Session};
 
 /// What a piece of an entry's text is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -211,6 +211,10 @@ pub struct Hit {
     pub matches: Vec<Range<usize>>,
 }
 
+/// The kinds of entry whose common shape `pieces` takes text from.
+const TEXT_KINDS: [EntryType; 4] =
+    [EntryType::Message, EntryType::CustomMessage, EntryType::BranchSummary, EntryType::Compaction];
+
 /// Characters of context kept on each side of a match in a long line.
 const WINDOW: usize = 100;
 
@@ -230,7 +234,11 @@ pub fn search(
         if only.is_some_and(|o| !o.contains(&i)) || s.entries[i].unreadable {
             continue;
         }
-        if prefilter && !q.candidate(s.raw_line(i)) {
+        // Only these kinds of entry have text in the common shape (`pieces`); the others
+        // (Codex's events, Claude Code's progress lines, pi's settings) are not decoded.
+        // Codex repeats each tool output in an event line: those were most of its
+        // candidate lines.
+        if prefilter && (!TEXT_KINDS.contains(&s.entries[i].kind) || !q.candidate(s.raw_line(i))) {
             continue;
         }
         let Ok(v) = d.entry(s, i) else { continue };
