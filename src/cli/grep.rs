@@ -21,8 +21,12 @@ Each hit is SESSION:LINE:REV ROLE: TEXT. REV names the entry for `pisces show` a
 what a person reads (JSON strings decoded), so quotes, backslashes, non-ASCII letters and
 line breaks (\\n in a regex) match as they look.
 
-Exit status: 0 a match was found, 1 none, 2 an error (a session that could not be read, a
-bad pattern).";
+A session none of whose raw lines may match is not read at all (as ripgrep skips a file
+without its literal), so a broken session is reported only when it may hold a match:
+`pisces check` reports it always.
+
+Exit status: 0 a match was found, 1 none, 2 an error (a session that may hold a match but
+could not be read, a bad pattern).";
 
 /// Search sessions for text: prompts, replies, thinking, tool calls and their results.
 ///

@@ -76,7 +76,7 @@ pub struct Query {
 struct Prefilter {
     regex: regex::bytes::Regex,
     /// Also take lines holding `\u` (non-ASCII may be written escaped) or `\/`.
-    escapes: memchr::memmem::Finder<'static>,
+    escapes: Option<memchr::memmem::Finder<'static>>,
     slash: bool,
 }
 
@@ -101,8 +101,7 @@ impl Query {
                         // elsewhere than in the text, `^` before the line's `{`, a `\b`
                         // not after the `n` of an escaped newline.)
                         regex: regex::bytes::Regex::new(&without_looks(&hir).to_string())?,
-                        escapes: memchr::memmem::Finder::new(if can.non_ascii { b"\\u" as &[u8] } else { b"\0\0" })
-                            .into_owned(),
+                        escapes: can.non_ascii.then(|| memchr::memmem::Finder::new(b"\\u").into_owned()),
                         slash: can.slash,
                     })
                 }
@@ -112,13 +111,14 @@ impl Query {
         Ok(Query { decoded, raw, roles: Vec::new(), tool: None })
     }
 
-    /// Whether the raw line may hold a match (always, without a prefilter).
+    /// Whether the raw line may hold a match (always, without a prefilter). Also asked of a
+    /// whole file: a line that may hold a match makes the file one too.
     fn candidate(&self, raw: &[u8]) -> bool {
         match &self.raw {
             None => true,
             Some(f) => {
                 f.regex.is_match(raw)
-                    || f.escapes.find(raw).is_some()
+                    || f.escapes.as_ref().is_some_and(|e| e.find(raw).is_some())
                     || f.slash && memchr::memmem::find(raw, b"\\/").is_some()
             }
         }
@@ -471,6 +471,27 @@ fn search_one(
     on_path: Option<&str>,
     prefilter: bool,
 ) -> Result<SessionHits, String> {
+    // A session whose bytes (with the files its format reads with it: a Codex fork's
+    // parents) hold no line that may match has no hit, and is not read at all, as ripgrep
+    // skips a file without its literal: most of a search of every session is spent reading
+    // sessions that do not hold it. Only a file whose format its head shows: any other is
+    // read, so that what is wrong with it is reported.
+    if prefilter && q.raw.is_some() && on_path.is_none() {
+        let source = w.open().map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
+        if let Some(format) = crate::session::format::detect(&source, formats) {
+            let whole = crate::session::open::assemble(vec![source], formats);
+            if !whole.iter().any(|s| q.candidate(s.bytes())) {
+                let info = format.info();
+                return Ok(SessionHits {
+                    session: w.name(),
+                    agent: info.agent,
+                    format: info.name,
+                    session_id: String::new(),
+                    hits: Vec::new(),
+                });
+            }
+        }
+    }
     let open = || Ok(vec![w.open()?]);
     crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| {
         let s = &sessions[0];
