@@ -266,11 +266,24 @@ pub fn walk_kind(p: &Path, formats: &[&'static dyn super::format::Format]) -> Op
 /// What the file at `p` is when a format recognises it as not a session (from its head;
 /// a compressed file is not looked into here).
 fn not_a_session(p: &Path, formats: &[&'static dyn super::format::Format]) -> Option<&'static str> {
+    let f = format_of_head(p, formats)?;
+    (!f.is_session()).then(|| f.info().agent)
+}
+
+/// The format the first bytes of the file at `p` show (`None`: none, a compressed file,
+/// which is not looked into here, or the file cannot be read).
+pub fn format_of_head(
+    p: &Path,
+    formats: &[&'static dyn super::format::Format],
+) -> Option<&'static dyn super::format::Format> {
     use std::io::Read;
     let mut head = Vec::with_capacity(super::format::SNIFF_BYTES);
     std::fs::File::open(p).ok()?.take(super::format::SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
-    let f = super::format::detect_bytes(&head, formats)?;
-    (!f.is_session()).then(|| f.info().agent)
+    // (gzip, zstd: what `Source::open` decompresses.)
+    if head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return None;
+    }
+    super::format::detect_bytes(&head, formats)
 }
 
 #[cfg(unix)]

@@ -119,6 +119,25 @@ pub fn discover(
     found
 }
 
+/// Whether session `w` may be one of `agents`' (each a format's short name or its agent's
+/// name, any case; none: every agent's), told before it is read: `stats --agent claude`
+/// then reads Claude Code's sessions only, not every session to keep a few. A file the
+/// cache holds unchanged may be (its cached facts say for sure, at less cost than its
+/// head), and so may one whose head shows no format (it is read as the first format) or a
+/// session in a database.
+pub fn may_be_of(w: &Where, agents: &[String], formats: &[&'static dyn Format], cache: Option<&cache::Cache>) -> bool {
+    let Where::File(p) = w else { return true };
+    if agents.is_empty() || cache.is_some_and(|c| c.holds_unchanged(p)) {
+        return true;
+    }
+    match crate::session::locate::format_of_head(p, formats) {
+        Some(f) => {
+            agents.iter().any(|a| a.eq_ignore_ascii_case(f.info().name) || a.eq_ignore_ascii_case(f.info().agent))
+        }
+        None => true,
+    }
+}
+
 /// Runs `work` on every item on up to `threads` threads (items are taken one at a time,
 /// so a large session does not hold the others up), calling `done` on this thread as
 /// each result arrives, in no particular order. At most `threads` sessions are read at

@@ -85,7 +85,8 @@ pub struct Stats {
     pub total: Totals,
     /// Response lines read that were copies of a response already counted.
     pub copies: usize,
-    /// Sessions read, and those the filters kept.
+    /// Sessions found, and those the filters kept (another agent's are not read when
+    /// `--agent` is given).
     pub read: usize,
     pub kept: usize,
     /// Sessions the cache answered for, and those that grew, counted from what the cache
@@ -113,9 +114,12 @@ pub fn stats(
     each_parallel(
         sessions,
         threads,
-        |_, w| facts::read(w, formats, Need { records: true, tips: by == By::Branch }, cache),
+        |_, w| {
+            super::may_be_of(w, &filter.agent, formats, cache)
+                .then(|| facts::read(w, formats, Need { records: true, tips: by == By::Branch }, cache))
+        },
         |k, r| {
-            reads[k] = Some(r);
+            reads[k] = r;
             done += 1;
             progress(done);
         },

@@ -16,6 +16,7 @@ pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test("stats::totals_equal_a_decode_everything_count", totals_equal_reference),
         Trial::test("stats::groups_add_up_to_the_total", groups_add_up),
+        Trial::test("stats::agent_filter_reads_only_that_agents_sessions", agent_filter),
         Trial::test("stats::claude_fork_session_counted_once", claude_fork_family),
         Trial::test("stats::codex_fork_family_by_branch", codex_fork_family),
         Trial::test("stats::pi_fork_family_counted_once", pi_fork_family),
@@ -150,6 +151,49 @@ fn groups_add_up() -> TestResult {
             "--model {}: {} tokens, its row {}",
             first["key"], only["total"]["usage"]["tokens"], first["usage"]["tokens"]
         )
+    })
+}
+
+/// `--agent X` gives `--by agent`'s row for X, and does not read the other agents'
+/// sessions: a broken pi file next to Claude Code's is not reported then.
+fn agent_filter() -> TestResult {
+    let agents = stats(&["--all", "--by", "agent", "--no-cache"])?;
+    let rows = agents["rows"].as_array().cloned().unwrap_or_default();
+    check(rows.len() >= 4, || format!("{rows:?}"))?;
+    for row in &rows {
+        let key = row["key"].as_str().unwrap_or_default();
+        let one = stats(&["--all", "--agent", key, "--no-cache"])?;
+        check(one["total"]["usage"] == row["usage"] && one["total"]["responses"] == row["responses"], || {
+            format!("--agent {key}: {} ; its row: {row}", one["total"])
+        })?;
+    }
+    let home = tempfile::tempdir()?;
+    let claude = home.path().join(".claude/projects/-w");
+    let pi = home.path().join(".pi/agent/sessions/--w--");
+    std::fs::create_dir_all(&claude)?;
+    std::fs::create_dir_all(&pi)?;
+    let src = walk(&testdata().join("claude-code-2.1.332"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .ok_or("no Claude Code file")?;
+    std::fs::copy(&src, claude.join(src.file_name().unwrap()))?;
+    // A pi session's line without its header: pi refuses the file.
+    std::fs::write(
+        pi.join("2026-12-01T10-00-00-000Z_broken.jsonl"),
+        "{\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-12-01T10:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    )?;
+    // (A session that cannot be read makes the exit status 2, after the report.)
+    let run = |extra: &[&str]| -> Result<Value, libtest_mimic::Failed> {
+        let mut c = pisces();
+        c.env("HOME", home.path()).env("OPENCLAW_STATE_DIR", home.path().join("none"));
+        c.args(["stats", "--all", "--no-cache", "--format", "json"]).args(extra);
+        Ok(serde_json::from_slice(&c.output()?.stdout)?)
+    };
+    let every = run(&[])?;
+    let only = run(&["--agent", "claude"])?;
+    let failed = |d: &Value| d["failed"].as_array().map_or(0, Vec::len);
+    check(failed(&every) == 1 && failed(&only) == 0 && only["total"] == every["total"], || {
+        format!("every agent: {every}\n--agent claude: {only}")
     })
 }
 
