@@ -474,11 +474,11 @@ fn search_one(
     // A session whose bytes (with the files its format reads with it: a Codex fork's
     // parents) hold no line that may match has no hit, and is not read at all, as ripgrep
     // skips a file without its literal: most of a search of every session is spent reading
-    // sessions that do not hold it. Only a file whose format its head shows: any other is
-    // read, so that what is wrong with it is reported.
+    // sessions that do not hold it. Only a file whose head shows it is a session: any other
+    // is read, so that what is wrong with it is reported.
     if prefilter && q.raw.is_some() && on_path.is_none() {
         let source = w.open().map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
-        if let Some(format) = crate::session::format::detect(&source, formats) {
+        if let Some(format) = crate::session::format::detect(&source, formats).filter(|f| f.is_session()) {
             let whole = crate::session::open::assemble(vec![source], formats);
             if !whole.iter().any(|s| q.candidate(s.bytes())) {
                 let info = format.info();
