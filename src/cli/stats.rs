@@ -53,7 +53,7 @@ pub struct Args {
     pub cwd: Option<std::path::PathBuf>,
 
     /// Only sessions of these agents: pi, omp, openclaw, claude, codex (repeat or
-    /// comma-separate); the others are not read.
+    /// comma-separate); with --no-cache, the others are not read.
     #[arg(long, value_delimiter = ',', value_name = "AGENT")]
     pub agent: Vec<String>,
 

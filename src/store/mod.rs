@@ -120,14 +120,16 @@ pub fn discover(
 }
 
 /// Whether session `w` may be one of `agents`' (each a format's short name or its agent's
-/// name, any case; none: every agent's), told before it is read: `stats --agent claude`
-/// then reads Claude Code's sessions only, not every session to keep a few. A file the
-/// cache holds unchanged may be (its cached facts say for sure, at less cost than its
-/// head), and so may one whose head shows no format (it is read as the first format) or a
-/// session in a database.
-pub fn may_be_of(w: &Where, agents: &[String], formats: &[&'static dyn Format], cache: Option<&cache::Cache>) -> bool {
+/// name, any case; none: every agent's), told before it is read. Without the cache, from
+/// the file's head: `stats --no-cache --agent claude` then reads Claude Code's sessions
+/// only, not every session to keep a few. With the cache, every session may be: one the
+/// cache does not hold is read, and cached, so that the next run, whatever agents it asks
+/// for, answers from the cache (sniffing the others' heads on every run cost more than
+/// reading them once). A file whose head shows no format (it is read as the first format)
+/// and a session in a database may be too.
+pub fn may_be_of(w: &Where, agents: &[String], formats: &[&'static dyn Format], cached: bool) -> bool {
     let Where::File(p) = w else { return true };
-    if agents.is_empty() || cache.is_some_and(|c| c.holds_unchanged(p)) {
+    if agents.is_empty() || cached {
         return true;
     }
     match crate::session::locate::format_of_head(p, formats) {

@@ -85,8 +85,8 @@ pub struct Stats {
     pub total: Totals,
     /// Response lines read that were copies of a response already counted.
     pub copies: usize,
-    /// Sessions found, and those the filters kept (another agent's are not read when
-    /// `--agent` is given).
+    /// Sessions found, and those the filters kept (without the cache, another agent's are
+    /// not read when `--agent` is given).
     pub read: usize,
     pub kept: usize,
     /// Sessions the cache answered for, and those that grew, counted from what the cache
@@ -115,7 +115,7 @@ pub fn stats(
         sessions,
         threads,
         |_, w| {
-            super::may_be_of(w, &filter.agent, formats, cache)
+            super::may_be_of(w, &filter.agent, formats, cache.is_some())
                 .then(|| facts::read(w, formats, Need { records: true, tips: by == By::Branch }, cache))
         },
         |k, r| {
