@@ -100,15 +100,21 @@ fn format_of(source: &Source, formats: &[&'static dyn Format]) -> Result<&'stati
 pub fn assemble(sources: Vec<Source>, formats: &[&'static dyn Format]) -> Vec<Source> {
     sources
         .into_iter()
-        .map(|source| {
-            let more = detect(&source, formats).map(|f| f.companions(&source)).unwrap_or_default();
-            if more.is_empty() {
-                source
-            } else {
-                source.join(&more).0
-            }
+        .map(|source| match detect(&source, formats) {
+            Some(f) => with_companions(source, f),
+            None => source,
         })
         .collect()
+}
+
+/// `source` with the files `format` loads with it (a caller that has told the format already).
+pub fn with_companions(source: Source, format: &'static dyn Format) -> Source {
+    let more = format.companions(&source);
+    if more.is_empty() {
+        source
+    } else {
+        source.join(&more).0
+    }
 }
 
 /// What a step may ask of the reading in progress.

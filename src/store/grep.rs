@@ -479,8 +479,8 @@ fn search_one(
     if prefilter && q.raw.is_some() && on_path.is_none() {
         let source = w.open().map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
         if let Some(format) = crate::session::format::detect(&source, formats).filter(|f| f.is_session()) {
-            let whole = crate::session::open::assemble(vec![source], formats);
-            if !whole.iter().any(|s| q.candidate(s.bytes())) {
+            let whole = crate::session::open::with_companions(source, format);
+            if !q.candidate(whole.bytes()) {
                 let info = format.info();
                 return Ok(SessionHits {
                     session: w.name(),
