@@ -7,7 +7,6 @@ use crate::render::{self, progress::Progress};
 use crate::store::cache::Kind;
 use crate::store::list::parse_time;
 use crate::store::stats::{self, By, Filter};
-use crate::store::Where;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -110,17 +109,18 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         model: args.model.clone(),
     };
     let mut cache = open_cache(ctx, Kind::Responses);
-    let sessions: Vec<Where> = if args.sessions.is_empty() {
+    let (sessions, heads) = if args.sessions.is_empty() {
         let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, cache.as_ref());
         super::set_listing(cache.as_mut(), &found.sessions);
-        found.sessions
+        (found.sessions, found.heads)
     } else {
-        super::named_sessions(ctx, &args.sessions, "stats")?
+        (super::named_sessions(ctx, &args.sessions, "stats")?, Vec::new())
     };
     let progress = Progress::new("reading", sessions.len());
     let threads = crate::store::threads();
-    let report =
-        stats::stats(&sessions, ctx.formats, &filter, args.by, threads, cache.as_ref(), &mut |done| progress.set(done));
+    let report = stats::stats(&sessions, &heads, ctx.formats, &filter, args.by, threads, cache.as_ref(), &mut |done| {
+        progress.set(done)
+    });
     progress.finish();
     save_cache(cache);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

@@ -251,15 +251,22 @@ pub fn walk_sessions(dir: &Path, formats: &[&'static dyn super::format::Format])
     walk
 }
 
-/// What `p` (a `*.jsonl` name in a session folder) is when it is not a session to read:
+/// What `p` (a `*.jsonl` name in a session folder) is: a session file, with the format its
+/// head shows (`None`: none, or compressed), or why it is not a session to read (`Err`):
 /// not a regular file (a FIFO would block a read), or a file a format recognises as not a
-/// session (an event log that starts like one). `None`: a session file.
-pub fn walk_kind(p: &Path, formats: &[&'static dyn super::format::Format]) -> Option<String> {
+/// session (an event log that starts like one).
+pub fn walk_kind(
+    p: &Path,
+    formats: &[&'static dyn super::format::Format],
+) -> Result<Option<&'static super::format::FormatInfo>, String> {
     match p.metadata() {
-        Ok(m) if m.is_file() => not_a_session(p, formats).map(str::to_string),
-        Ok(m) if m.is_dir() => Some("a directory".into()),
-        Ok(m) => Some(special_kind(&m).into()),
-        Err(_) => Some("a broken link".into()),
+        Ok(m) if m.is_file() => match format_of_head(p, formats) {
+            Some(f) if !f.is_session() => Err(f.info().agent.to_string()),
+            f => Ok(f.map(|f| f.info())),
+        },
+        Ok(m) if m.is_dir() => Err("a directory".into()),
+        Ok(m) => Err(special_kind(&m).into()),
+        Err(_) => Err("a broken link".into()),
     }
 }
 

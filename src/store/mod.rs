@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::env::Env;
-use crate::session::format::Format;
+use crate::session::format::{Format, FormatInfo};
 use crate::session::locate::walk_kind;
 use crate::session::{LoadError, Source};
 
@@ -57,6 +57,9 @@ pub struct Skipped {
 pub struct Discovery {
     /// Every session, folder by folder (each folder's files sorted), then the databases'.
     pub sessions: Vec<Where>,
+    /// The format each session's head showed, when discovery read it (`None`: the cache
+    /// held the file unchanged, its head shows none or is compressed, or a database's).
+    pub heads: Vec<Option<&'static FormatInfo>>,
     /// Files in session folders that are not sessions (locks, side files, event logs).
     pub skipped: Vec<Skipped>,
 }
@@ -92,27 +95,31 @@ pub fn discover(
             files.push((p, session_name));
         }
     }
-    let mut kinds: Vec<Option<String>> = vec![None; files.len()];
+    let mut kinds: Vec<Result<Option<&'static FormatInfo>, String>> = vec![Ok(None); files.len()];
     each_parallel(
         &files,
         threads(),
         |_, (p, session_name)| match cache {
-            _ if !session_name => Some("not a session file".to_string()),
-            Some(c) if c.holds_unchanged(p) => None,
+            _ if !session_name => Err("not a session file".to_string()),
+            Some(c) if c.holds_unchanged(p) => Ok(None),
             _ => walk_kind(p, formats),
         },
         |k, kind| kinds[k] = kind,
     );
     for ((p, _), kind) in files.into_iter().zip(kinds) {
         match kind {
-            None => found.sessions.push(Where::File(p)),
-            Some(what) => found.skipped.push(Skipped { path: p, what }),
+            Ok(head) => {
+                found.sessions.push(Where::File(p));
+                found.heads.push(head);
+            }
+            Err(what) => found.skipped.push(Skipped { path: p, what }),
         }
     }
     if session_dir.is_none() {
         for store in crate::formats::stores(env) {
             for id in (store.ids)(&store.db).unwrap_or_default() {
                 found.sessions.push(Where::Stored { db: store.db.clone(), agent: store.agent.clone(), id });
+                found.heads.push(None);
             }
         }
     }
@@ -120,22 +127,24 @@ pub fn discover(
 }
 
 /// Whether session `w` may be one of `agents`' (each a format's short name or its agent's
-/// name, any case; none: every agent's), told before it is read. Without the cache, from
-/// the file's head: `stats --no-cache --agent claude` then reads Claude Code's sessions
-/// only, not every session to keep a few. With the cache, every session may be: one the
-/// cache does not hold is read, and cached, so that the next run, whatever agents it asks
-/// for, answers from the cache (sniffing the others' heads on every run cost more than
-/// reading them once). A file whose head shows no format (it is read as the first format)
-/// and a session in a database may be too.
-pub fn may_be_of(w: &Where, agents: &[String], formats: &[&'static dyn Format], cached: bool) -> bool {
+/// name, any case; none: every agent's), told before it is read from the format its head
+/// shows: `head`, when discovery read it (`Some`), else read here. `stats --no-cache
+/// --agent claude` then reads Claude Code's sessions only, not every session to keep a
+/// few. A file whose head shows no format (it is read as the first format) and a session
+/// in a database may be.
+pub fn may_be_of(
+    w: &Where,
+    head: Option<Option<&'static FormatInfo>>,
+    agents: &[String],
+    formats: &[&'static dyn Format],
+) -> bool {
     let Where::File(p) = w else { return true };
-    if agents.is_empty() || cached {
+    if agents.is_empty() {
         return true;
     }
-    match crate::session::locate::format_of_head(p, formats) {
-        Some(f) => {
-            agents.iter().any(|a| a.eq_ignore_ascii_case(f.info().name) || a.eq_ignore_ascii_case(f.info().agent))
-        }
+    let head = head.unwrap_or_else(|| crate::session::locate::format_of_head(p, formats).map(|f| f.info()));
+    match head {
+        Some(f) => agents.iter().any(|a| a.eq_ignore_ascii_case(f.name) || a.eq_ignore_ascii_case(f.agent)),
         None => true,
     }
 }

@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 use super::cache::Cache;
 use super::facts::{self, Facts, Need, Record, Tip};
 use super::{each_parallel, Where};
-use crate::session::format::Format;
+use crate::session::format::{Format, FormatInfo};
 use crate::session::js;
 use crate::session::usage::Totals;
 
@@ -98,9 +98,12 @@ pub struct Stats {
 }
 
 /// Reads `sessions` on `threads` threads and sums their responses as `by` groups them.
-/// `progress(done)` is called as sessions are read.
+/// `heads`: the format each session's head showed at discovery (`Discovery::heads`; empty
+/// for sessions named). `progress(done)` is called as sessions are read.
+#[allow(clippy::too_many_arguments)]
 pub fn stats(
     sessions: &[Where],
+    heads: &[Option<&'static FormatInfo>],
     formats: &'static [&'static dyn Format],
     filter: &Filter,
     by: By,
@@ -111,11 +114,16 @@ pub fn stats(
     let mut reads: Vec<Option<Result<Facts, String>>> = Vec::new();
     reads.resize_with(sessions.len(), || None);
     let mut done = 0;
+    // Without the cache, another agent's sessions are not read. With it, every session is:
+    // one it does not hold is cached, so that the next run, whatever agents it asks for,
+    // answers from the cache (sniffing the others' heads on every run cost more than
+    // reading them once).
+    let agents: &[String] = if cache.is_some() { &[] } else { &filter.agent };
     each_parallel(
         sessions,
         threads,
-        |_, w| {
-            super::may_be_of(w, &filter.agent, formats, cache.is_some())
+        |k, w| {
+            super::may_be_of(w, heads.get(k).copied(), agents, formats)
                 .then(|| facts::read(w, formats, Need { records: true, tips: by == By::Branch }, cache))
         },
         |k, r| {
