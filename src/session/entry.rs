@@ -249,6 +249,15 @@ impl Owned {
         StrRef::owned(self.ends.len() - 1)
     }
 
+    /// Adds the string `args` makes, written in place (no `String` of its own: a loader
+    /// may name tens of thousands of entries this way).
+    pub fn push_fmt(&mut self, args: std::fmt::Arguments) -> StrRef {
+        // Writing into a `String` cannot fail.
+        let _ = std::fmt::Write::write_fmt(&mut self.text, args);
+        self.ends.push(self.text.len());
+        StrRef::owned(self.ends.len() - 1)
+    }
+
     /// The `k`-th string.
     pub fn get(&self, k: usize) -> Option<&str> {
         let end = *self.ends.get(k)?;

@@ -173,7 +173,9 @@ fn fast_head(raw: &[u8]) -> Option<FastHead<'_>> {
     })?;
     let ty = ty?;
     let p = payload?;
-    if raw.get(p) != Some(&b'{') {
+    // Only an item's and an event's kind depends on their payload; the other lines' payloads
+    // (a turn's settings, a usage record) have no `type` and would be walked to their end.
+    if raw.get(p) != Some(&b'{') || !matches!(ty, "response_item" | "event_msg") {
         return Some((ordinal, ty, None));
     }
     // The payload's own `type`, and a response item's `role` and `id`, which come before
@@ -268,12 +270,12 @@ fn scan_line(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Result<Scan
 
 /// The name of a line without an id: the random tail of its thread's id and its ordinal
 /// (`9cac33b1d38d:29`), or its line in the file (`9cac33b1d38d:L12`, `L12` without a thread).
-fn synthetic_id(thread: Option<&str>, ordinal: Option<u64>, own_line: u32) -> String {
+fn synthetic_id(owned: &mut Owned, thread: Option<&str>, ordinal: Option<u64>, own_line: u32) -> StrRef {
     let tail = thread.map(|t| t.rsplit('-').next().unwrap_or(t));
     match (tail, ordinal) {
-        (Some(t), Some(o)) => format!("{t}:{o}"),
-        (Some(t), None) => format!("{t}:L{own_line}"),
-        (None, _) => format!("L{own_line}"),
+        (Some(t), Some(o)) => owned.push_fmt(format_args!("{t}:{o}")),
+        (Some(t), None) => owned.push_fmt(format_args!("{t}:L{own_line}")),
+        (None, _) => owned.push_fmt(format_args!("L{own_line}")),
     }
 }
 
@@ -281,6 +283,26 @@ fn synthetic_id(thread: Option<&str>, ordinal: Option<u64>, own_line: u32) -> St
 fn field(raw: &[u8], pointer: &str) -> Option<Value> {
     let v: Value = serde_json::from_slice(raw).ok()?;
     v.pointer(pointer).cloned()
+}
+
+/// The model a `turn_context` line names (`payload.model`), read without making a `Value`
+/// of the line (a long thread has a turn context per turn).
+fn turn_model(raw: &[u8]) -> Option<Cow<'_, str>> {
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        payload: Option<Payload<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Payload<'a> {
+        #[serde(borrow)]
+        model: Option<Cow<'a, str>>,
+    }
+    match serde_json::from_slice::<Line>(raw) {
+        Ok(line) => line.payload?.model,
+        // Another shape (a repeated key, whose last value a `Value` keeps): read as one.
+        Err(_) => field(raw, "/payload/model").and_then(|m| m.as_str().map(|m| Cow::Owned(m.to_string()))),
+    }
 }
 
 /// What a `session_meta` says.
@@ -433,6 +455,9 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
         let ends_in_newline = bytes.ends_with(b"\n");
         let n_chunks = chunks.len();
         let mut rel = 0u32; // lines of the part before this chunk
+        let more: usize = chunks.iter().map(|c| c.metas.len()).sum();
+        entries.reserve(more);
+        items.reserve(more);
         for (ci, chunk) in chunks.into_iter().enumerate() {
             for ((mut m, it), id) in chunk.metas.into_iter().zip(chunk.items).zip(chunk.ids) {
                 let own = rel + m.line.get();
@@ -441,7 +466,10 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
                 // old version) are named by their thread and ordinal, which is unique in a
                 // family: `9cac33b1d38d:29`.
                 if m.id.is_none() {
-                    m.id = owned.push(&id.unwrap_or_else(|| synthetic_id(tid, it.ordinal, own)));
+                    m.id = match id {
+                        Some(id) => owned.push(&id),
+                        None => synthetic_id(&mut owned, tid, it.ordinal, own),
+                    };
                 }
                 entries.push(m);
                 items.push(it);
@@ -471,8 +499,8 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
             match items[k].kind {
                 Kind::Meta if meta.is_empty() => meta = read_meta(&data[entries[k].span()]),
                 Kind::TurnContext => {
-                    if let Some(m) = field(&data[entries[k].span()], "/payload/model").as_ref().and_then(Value::as_str)
-                    {
+                    if let Some(m) = turn_model(&data[entries[k].span()]) {
+                        let m = m.as_ref();
                         model = match models.iter().position(|x| x == m) {
                             Some(j) => j as u32 + 1,
                             None => {
