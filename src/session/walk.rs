@@ -70,6 +70,113 @@ pub fn value_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// Walks the object at `b[i] == '{'` (a line already validated): calls `f(key, at)` for each
+/// key with where its value starts, and `f` returns where that value ends (having read it,
+/// or with [`value_end`]), or `None` to give up. Returns the end of the object; `None` also
+/// for a key with an escape (a reader wanting exact keys leaves such a line to a parser).
+pub fn object<'b>(b: &'b [u8], i: usize, mut f: impl FnMut(&'b [u8], usize) -> Option<usize>) -> Option<usize> {
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(i + 1);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let end = string_end(b, i)?;
+        let key = &b[i + 1..end - 1];
+        if memchr::memchr(b'\\', key).is_some() {
+            return None;
+        }
+        i = skip_ws(b, end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, f(key, skip_ws(b, i + 1))?);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// Walks the array at `b[i] == '['` as [`object`] walks an object: `f(at)` for each element.
+pub fn array(b: &[u8], i: usize, mut f: impl FnMut(usize) -> Option<usize>) -> Option<usize> {
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    let mut i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return Some(i + 1);
+    }
+    loop {
+        i = skip_ws(b, f(i)?);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b']') => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// The characters of the JSON string at `s[i] == '"'`, decoded one at a time, so that a
+/// reader wanting the start of a long text decodes only that. `Err` for what serde_json
+/// refuses and a validated line may still hold (a lone surrogate).
+pub fn string_chars(s: &str, i: usize) -> impl Iterator<Item = Result<char, ()>> + '_ {
+    let mut rest = s.get(i + 1..).unwrap_or_default();
+    std::iter::from_fn(move || {
+        let mut cs = rest.chars();
+        match cs.next()? {
+            '"' => None,
+            '\\' => {
+                let (c, after) = unescape(rest);
+                rest = after;
+                Some(c)
+            }
+            c => {
+                rest = cs.as_str();
+                Some(Ok(c))
+            }
+        }
+    })
+}
+
+/// The character of the escape at the start of `s` (`s[0] == '\\'`), and the text after it.
+pub fn unescape(s: &str) -> (Result<char, ()>, &str) {
+    let hex = |r: &str| r.get(..4).and_then(|h| u32::from_str_radix(h, 16).ok());
+    let Some(e) = s.get(1..).and_then(|r| r.chars().next()) else { return (Err(()), "") };
+    let simple = match e {
+        '"' => '"',
+        '\\' => '\\',
+        '/' => '/',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'u' => {
+            let rest = s.get(6..).unwrap_or_default();
+            return match hex(&s[2..]) {
+                Some(hi @ 0xD800..=0xDBFF) => match rest.strip_prefix("\\u").and_then(hex) {
+                    Some(lo @ 0xDC00..=0xDFFF) => (
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)).ok_or(()),
+                        rest.get(6..).unwrap_or_default(),
+                    ),
+                    _ => (Err(()), rest),
+                },
+                Some(u) => (char::from_u32(u).ok_or(()), rest),
+                None => (Err(()), rest),
+            };
+        }
+        _ => return (Err(()), s.get(1 + e.len_utf8()..).unwrap_or_default()),
+    };
+    (Ok(simple), &s[2..])
+}
+
 /// One 64-byte block of a line: bit `i` is set when byte `i` of the block is of the kind.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 struct Block {
@@ -305,6 +412,41 @@ mod tests {
         assert_eq!(string_end(b, 5), Some(13));
         assert_eq!(value_end(b, 18), Some(31));
         assert_eq!(value_end(b, 36), Some(40));
+    }
+
+    #[test]
+    fn objects_arrays_and_strings_walked() {
+        let b = br#"{"a": "x", "b" :[1, {"c":2}] ,"d":{}}"#;
+        let mut seen = Vec::new();
+        let end = object(b, 0, |k, at| {
+            seen.push((String::from_utf8_lossy(k).into_owned(), at));
+            value_end(b, at)
+        });
+        assert_eq!(end, Some(b.len()));
+        assert_eq!(seen, [("a".into(), 6), ("b".into(), 16), ("d".into(), 34)]);
+        let mut items = Vec::new();
+        assert_eq!(
+            array(b, 16, |at| {
+                items.push(at);
+                value_end(b, at)
+            }),
+            Some(28)
+        );
+        assert_eq!(items, [17, 20]);
+        assert_eq!(object(br#"{"a\"b":1}"#, 0, |_, at| value_end(b, at)), None, "an escaped key");
+        assert_eq!(object(b"{}", 0, |_, _| None), Some(2));
+        assert_eq!(array(b"[ ]", 0, |_| None), Some(3));
+        for (json, want) in [
+            (r#""plain""#, Some("plain".to_string())),
+            (r#""a\"b\\c\/\n\t\u00e9\ud83d\ude00é""#, Some("a\"b\\c/\n\té😀é".to_string())),
+            (r#""\ud83d""#, None),
+            (r#""\ude00x""#, None),
+        ] {
+            let got: Result<String, ()> = string_chars(json, 0).collect();
+            assert_eq!(got.ok(), want, "{json}");
+            // Whatever serde_json reads, it reads the same.
+            assert_eq!(serde_json::from_str::<String>(json).ok(), want, "{json}");
+        }
     }
 
     /// The masks find what the byte walk finds, on strings full of escapes and brackets,

@@ -77,6 +77,45 @@ pub fn call_arguments(item: &Value) -> Value {
     }
 }
 
+/// [`call_arguments`] of a call item given as its JSON text, read without making a `Value`
+/// of the whole item (an output's row in the tree names its call: one read per output).
+/// `None`: the text is not JSON.
+pub fn call_arguments_raw(item: &str) -> Option<Value> {
+    use serde_json::value::RawValue;
+    /// A field's JSON text, `null` included (an `Option` would read `null` as absent, where
+    /// `call_arguments` takes an `arguments: null` as the arguments).
+    #[derive(Default)]
+    struct Present<'a>(Option<&'a RawValue>);
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for Present<'a> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            <&RawValue>::deserialize(d).map(|r| Present(Some(r)))
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Fields<'a> {
+        #[serde(borrow, default)]
+        arguments: Present<'a>,
+        #[serde(borrow, default)]
+        input: Present<'a>,
+        #[serde(borrow, default)]
+        action: Present<'a>,
+    }
+    let value = |r: &RawValue| serde_json::from_str::<Value>(r.get()).ok();
+    let Ok(f) = serde_json::from_str::<Fields>(item) else {
+        // Another shape (a repeated key, whose last value a `Value` keeps): read whole.
+        return serde_json::from_str::<Value>(item).ok().map(|v| call_arguments(&v));
+    };
+    Some(match (f.arguments.0, f.input.0, f.action.0) {
+        (Some(a), _, _) => match value(a)? {
+            Value::String(a) => serde_json::from_str(&a).unwrap_or_else(|_| json!({"arguments": a})),
+            v => v,
+        },
+        (None, Some(i), _) => json!({"input": value(i)?}),
+        (None, None, Some(a)) => value(a)?,
+        (None, None, None) => json!({}),
+    })
+}
+
 /// What a call's output says, as text.
 pub fn output_text(item: &Value) -> String {
     match item.get("output") {

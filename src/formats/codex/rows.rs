@@ -4,18 +4,20 @@
 //! line names its file, so a family drawn as one tree says where each branch is written.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::context::item_of;
-use super::entries::{call_arguments, output_text, patch_files, type_label};
+use super::entries::{call_arguments, call_arguments_raw, output_text, patch_files, type_label};
 use super::{Codex, Kind};
 use crate::session::entry::EntryIdx;
 use crate::session::format::{RowNeed, Unreadable};
 use crate::session::rows::{CallMap, Paths, Rows, Text, Tone, ToolCall};
-use crate::session::{js, Session};
+use crate::session::validate::{validate, Verdict};
+use crate::session::{js, walk, Session};
 
 pub struct CodexRows<'s> {
     s: &'s Session<'s>,
@@ -29,10 +31,13 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// How many characters of a message its row shows.
+const ROW_CHARS: usize = 200;
+
 /// A message's text as its row shows it: on one line, its first 200 characters (as pi
 /// shows a message's first 200 in its tree), so a long message is not read whole.
 fn row_line(s: &str) -> String {
-    crate::session::text::one_line(s, 200)
+    crate::session::text::one_line(s, ROW_CHARS)
 }
 
 fn cut(s: &str, n: usize) -> String {
@@ -191,10 +196,331 @@ fn row_item(raw: &[u8]) -> Option<RowItem<'_>> {
     }
 }
 
+/// What [`row_item`] reads of a line, found by walking the line's bytes instead of parsing
+/// it: a tree of a 100 MB family draws ~27,000 rows, and parsing each line whole (every
+/// string checked as UTF-8 and copied where it has escapes) was most of `tree`'s time. A
+/// row needs only the start of a message's text, and an output's call id and first bytes.
+///
+/// Read only from a line of the usual shape, where the answer is the parse's: the line is
+/// one JSON value that serde_json reads (validated, UTF-8, no surrogate escape), its
+/// `payload` an object, and each field `RowLineItem` reads is there once, of the type it
+/// reads. Anything else is `None`, and the line is parsed as before.
+struct Walked<'a> {
+    line: &'a str,
+    role: Option<Cow<'a, str>>,
+    call_id: Option<Cow<'a, str>>,
+    /// Where these values are in the line.
+    content: Option<Range<usize>>,
+    summary: Option<Range<usize>>,
+    message: Option<Range<usize>>,
+    output: Option<Range<usize>>,
+}
+
+/// A string or `null` at `line[at]`, decoded (`Err`: another value, or an escape serde_json
+/// refuses), and where it ends.
+type Field<'a> = Result<(Option<Cow<'a, str>>, usize), ()>;
+
+fn string_field(line: &str, at: usize) -> Field<'_> {
+    let end = string_end(line, at)?;
+    if end == at + 4 {
+        return Ok((None, end));
+    }
+    let inner = &line[at + 1..end - 1];
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        return Ok((Some(Cow::Borrowed(inner)), end));
+    }
+    let s: Result<String, ()> = walk::string_chars(line, at).collect();
+    Ok((Some(Cow::Owned(s?)), end))
+}
+
+/// Where the string or `null` at `line[at]` ends (`Err`: another value), not decoding it:
+/// its escapes are valid, since the line is.
+fn string_end(line: &str, at: usize) -> Result<usize, ()> {
+    match line.as_bytes().get(at) {
+        Some(b'"') => walk::string_end(line.as_bytes(), at).ok_or(()),
+        _ if line[at..].starts_with("null") => Ok(at + 4),
+        _ => Err(()),
+    }
+}
+
+/// Whether the line has a `\uD800`–`\uDFFF` escape (or text that looks like one): serde_json
+/// refuses a lone surrogate, which the validator lets through as `JSON.parse` does.
+fn has_surrogate_escape(line: &[u8]) -> bool {
+    memchr::memmem::find_iter(line, b"\\u")
+        .any(|k| matches!(line.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])))
+}
+
+impl<'a> Walked<'a> {
+    fn read(raw: &'a [u8]) -> Option<Walked<'a>> {
+        if !matches!(validate(raw), Verdict::Whole { .. }) || has_surrogate_escape(raw) {
+            return None;
+        }
+        let line = std::str::from_utf8(raw).ok()?;
+        let b = raw;
+        let mut w =
+            Walked { line, role: None, call_id: None, content: None, summary: None, message: None, output: None };
+        let (mut ty, mut payload) = (false, false);
+        let start = walk::skip_ws(b, 0);
+        let end = walk::object(b, start, |key, at| match key {
+            b"type" if !std::mem::replace(&mut ty, true) => string_end(line, at).ok(),
+            b"payload" if !std::mem::replace(&mut payload, true) => w.read_item(at),
+            b"type" | b"payload" => None,
+            _ => walk::value_end(b, at),
+        })?;
+        (payload && walk::skip_ws(b, end) == b.len()).then_some(w)
+    }
+
+    /// The payload's fields (`RowItem`'s), each once and of its type; its end.
+    fn read_item(&mut self, at: usize) -> Option<usize> {
+        let (line, b) = (self.line, self.line.as_bytes());
+        let mut seen = 0u16;
+        walk::object(b, at, |key, at| {
+            const KEYS: [&[u8]; 9] =
+                [b"role", b"content", b"summary", b"message", b"output", b"call_id", b"id", b"name", b"type"];
+            let Some(k) = KEYS.iter().position(|&x| x == key) else { return walk::value_end(b, at) };
+            if seen & (1 << k) != 0 {
+                return None;
+            }
+            seen |= 1 << k;
+            let raw_end = || walk::value_end(b, at);
+            match key {
+                b"content" | b"output" => {
+                    let end = raw_end()?;
+                    let slot = if key == b"content" { &mut self.content } else { &mut self.output };
+                    // `null` reads as no value.
+                    *slot = (&line[at..end] != "null").then_some(at..end);
+                    Some(end)
+                }
+                b"summary" => {
+                    let end = if line[at..].starts_with("null") {
+                        at + 4
+                    } else {
+                        let end = blocks(line, at, |_, _| Some(()))?;
+                        self.summary = Some(at..end);
+                        end
+                    };
+                    Some(end)
+                }
+                b"message" => {
+                    let end = string_end(line, at).ok()?;
+                    self.message = (&line[at..end] != "null").then_some(at..end);
+                    Some(end)
+                }
+                b"role" | b"call_id" => {
+                    let (v, end) = string_field(line, at).ok()?;
+                    *(if key == b"role" { &mut self.role } else { &mut self.call_id }) = v;
+                    Some(end)
+                }
+                _ => string_end(line, at).ok(),
+            }
+        })
+    }
+
+    /// The row of a message, a reasoning summary or an event's message, as `light_text`
+    /// makes it from the parsed item.
+    fn light_text(&self, kind: Kind) -> Option<Text> {
+        Some(match kind {
+            Kind::Message => {
+                let want =
+                    if matches!(self.role.as_deref(), Some("user" | "assistant")) { Want::Row } else { Want::Tag };
+                let mut head = Head::new(want);
+                if let Some(r) = &self.content {
+                    self.content_head(r.start, &mut head)?;
+                }
+                message_text(self.role.as_deref(), &head.text)
+            }
+            Kind::Reasoning => {
+                let mut head = Head::new(Want::Row);
+                let mut any = false;
+                if let Some(r) = &self.summary {
+                    blocks(self.line, r.start, |_, text| {
+                        if let Some(at) = text {
+                            if any && !head.full() {
+                                head.push(' ');
+                            }
+                            any = true;
+                            head.push_string(self.line, at)?;
+                        }
+                        Some(())
+                    })?;
+                }
+                reasoning_text(any.then_some(&head.text))
+            }
+            Kind::EventUser | Kind::EventAgent => {
+                let mut head = Head::new(Want::Row);
+                if let Some(r) = &self.message {
+                    head.push_string(self.line, r.start)?;
+                }
+                event_text(kind, &head.text)
+            }
+            _ => return None,
+        })
+    }
+
+    /// A content's texts joined by spaces (`[image]` for an image), as `RowItem::text` joins
+    /// them: a string's text; an array's blocks, or nothing when one of them is not a block.
+    fn content_head(&self, at: usize, head: &mut Head) -> Option<()> {
+        let line = self.line;
+        match line.as_bytes()[at] {
+            b'"' => head.push_string(line, at),
+            b'[' => {
+                let mut parts: Vec<Result<usize, &str>> = Vec::new();
+                let ok = blocks(line, at, |ty, text| {
+                    if ty.as_deref().is_some_and(|t| t.contains("image")) {
+                        parts.push(Err("[image]"));
+                    } else if let Some(at) = text {
+                        parts.push(Ok(at));
+                    }
+                    Some(())
+                });
+                if ok.is_none() {
+                    return Some(());
+                }
+                for (k, part) in parts.into_iter().enumerate() {
+                    if head.full() {
+                        break;
+                    }
+                    if k > 0 {
+                        head.push(' ');
+                    }
+                    match part {
+                        Ok(at) => head.push_string(line, at)?,
+                        Err(s) => s.chars().for_each(|c| head.push(c)),
+                    }
+                }
+                Some(())
+            }
+            _ => Some(()),
+        }
+    }
+}
+
+/// Walks an array of `{type?, text?}` blocks (each a string or `null`, once), calling `f`
+/// with each block's type and where its text starts; `None` when it is not such an array.
+fn blocks<'a>(
+    line: &'a str,
+    at: usize,
+    mut f: impl FnMut(Option<Cow<'a, str>>, Option<usize>) -> Option<()>,
+) -> Option<usize> {
+    let b = line.as_bytes();
+    walk::array(b, at, |at| {
+        let (mut ty, mut text, mut seen) = (None, None, (false, false));
+        let end = walk::object(b, at, |key, at| match key {
+            b"type" if !std::mem::replace(&mut seen.0, true) => {
+                let (v, end) = string_field(line, at).ok()?;
+                ty = v;
+                Some(end)
+            }
+            b"text" if !std::mem::replace(&mut seen.1, true) => {
+                let end = string_end(line, at).ok()?;
+                text = (end != at + 4).then_some(at);
+                Some(end)
+            }
+            b"type" | b"text" => None,
+            _ => walk::value_end(b, at),
+        })?;
+        f(ty, text)?;
+        Some(end)
+    })
+}
+
+/// The start of a text, as much of it as a row shows. A row is `one_line(text, 200)`,
+/// which reads at most 201 characters that are not whitespace, so a text cut after those
+/// makes the same row; a tag (`[developer: <tag>]`) ends at the first `>` or space after
+/// the leading `<`.
+struct Head {
+    text: String,
+    want: Want,
+    /// Characters read that are not whitespace.
+    solid: usize,
+    done: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// What `row_line` reads.
+    Row,
+    /// What `message_text` reads of a tag.
+    Tag,
+}
+
+impl Head {
+    fn new(want: Want) -> Head {
+        Head { text: String::new(), want, solid: 0, done: false }
+    }
+
+    fn full(&self) -> bool {
+        self.done
+    }
+
+    fn push(&mut self, c: char) {
+        let white = c.is_whitespace();
+        self.text.push(c);
+        match self.want {
+            Want::Row => {
+                self.solid += usize::from(!white);
+                self.done = self.solid > ROW_CHARS;
+            }
+            // Before the tag: whitespace, then `<` (anything else: no tag).
+            Want::Tag if self.solid == 0 => {
+                if !white {
+                    self.solid = 1;
+                    self.done = c != '<';
+                }
+            }
+            Want::Tag => self.done = c == '>' || c == ' ',
+        }
+    }
+
+    /// Appends the string at `line[at]`, as far as needed: runs without escapes at once.
+    fn push_string(&mut self, line: &str, at: usize) -> Option<()> {
+        let mut rest = line.get(at + 1..)?;
+        while !self.done {
+            let k = memchr::memchr2(b'"', b'\\', rest.as_bytes())?;
+            self.push_run(&rest[..k]);
+            if self.done || rest.as_bytes()[k] == b'"' {
+                break;
+            }
+            let (c, after) = walk::unescape(&rest[k..]);
+            self.push(c.ok()?);
+            rest = after;
+        }
+        Some(())
+    }
+
+    /// Appends text without escapes, as far as needed.
+    fn push_run(&mut self, run: &str) {
+        if self.want == Want::Row && run.is_ascii() {
+            // (An ASCII byte is whitespace as its char is.)
+            let need = ROW_CHARS + 1 - self.solid;
+            let mut n = 0;
+            for (j, b) in run.bytes().enumerate() {
+                if !(b as char).is_whitespace() {
+                    n += 1;
+                    if n == need {
+                        self.text.push_str(&run[..=j]);
+                        (self.solid, self.done) = (self.solid + n, true);
+                        return;
+                    }
+                }
+            }
+            self.text.push_str(run);
+            self.solid += n;
+            return;
+        }
+        for c in run.chars() {
+            self.push(c);
+            if self.done {
+                return;
+            }
+        }
+    }
+}
+
 /// The exit code an output reports, read from its JSON text (`Process exited with code N`,
 /// `Exit code: N` near its start) without decoding it.
-fn raw_exit_code(output: &RawValue) -> Option<i64> {
-    let head = output.get().get(..output.get().len().min(400)).unwrap_or(output.get());
+fn raw_exit_code(output: &str) -> Option<i64> {
+    let head = output.get(..output.len().min(400)).unwrap_or(output);
     for mark in ["Process exited with code ", "Exit code: "] {
         if let Some(at) = head.find(mark) {
             let digits: String =
@@ -213,29 +539,33 @@ pub fn row_text(s: &Session, c: &Codex, i: EntryIdx) -> Result<Text, Unreadable>
         || (matches!(kind, Kind::EventUser | Kind::EventAgent)
             && s.entries[i].kind == crate::session::EntryType::Message);
     if light {
+        if let Some(text) = Walked::read(s.raw_line(i)).and_then(|w| w.light_text(kind)) {
+            return Ok(text);
+        }
         if let Some(item) = row_item(s.raw_line(i)) {
-            return Ok(light_text(c, i, &item));
+            return Ok(light_text(kind, &item));
         }
     }
     Ok(line_text(s, c, i, &c.line(s, i)?))
 }
 
-fn light_text(c: &Codex, i: EntryIdx, item: &RowItem) -> Text {
-    match c.items[i.get()].kind {
+fn light_text(kind: Kind, item: &RowItem) -> Text {
+    match kind {
         Kind::Message => message_text(item.role.as_deref(), &item.text()),
         Kind::Reasoning => {
             let summary: Vec<&str> = item.summary.iter().flatten().filter_map(|b| b.text.as_deref()).collect();
-            reasoning_text(&summary)
+            reasoning_text((!summary.is_empty()).then(|| summary.join(" ")).as_deref())
         }
-        Kind::EventUser => {
-            Text::new("user: ", Tone::User, row_line(item.message.as_deref().unwrap_or_default()), Tone::Plain)
-        }
-        _ => Text::new(
-            "assistant: ",
-            Tone::Assistant,
-            row_line(item.message.as_deref().unwrap_or_default()),
-            Tone::Plain,
-        ),
+        _ => event_text(kind, item.message.as_deref().unwrap_or_default()),
+    }
+}
+
+/// A user's or the agent's message event (a thread written as events only).
+fn event_text(kind: Kind, text: &str) -> Text {
+    if kind == Kind::EventUser {
+        Text::new("user: ", Tone::User, row_line(text), Tone::Plain)
+    } else {
+        Text::new("assistant: ", Tone::Assistant, row_line(text), Tone::Plain)
     }
 }
 
@@ -257,8 +587,9 @@ fn message_text(role: Option<&str>, text: &str) -> Text {
     }
 }
 
-fn reasoning_text(summary: &[&str]) -> Text {
-    let body = if summary.is_empty() { "(thinking)".to_string() } else { row_line(&summary.join(" ")) };
+/// A reasoning item's row: its summary's texts joined, if it has any.
+fn reasoning_text(summary: Option<&str>) -> Text {
+    let body = summary.map_or_else(|| "(thinking)".to_string(), row_line);
     Text::new("assistant: ", Tone::Assistant, body, Tone::Muted)
 }
 
@@ -285,7 +616,7 @@ pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
                 .flatten()
                 .filter_map(|s| s.get("text").and_then(Value::as_str))
                 .collect();
-            reasoning_text(&summary)
+            reasoning_text((!summary.is_empty()).then(|| summary.join(" ")).as_deref())
         }
         Kind::Call => {
             let name = item.get("name").and_then(Value::as_str).or_else(|| item.get("type").and_then(Value::as_str));
@@ -295,11 +626,7 @@ pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
         // The conversation of a thread written as events only (else a copy of an item's).
         Kind::EventUser | Kind::EventAgent if s.entries[i].kind == crate::session::EntryType::Message => {
             let text = line.pointer("/payload/message").and_then(Value::as_str).unwrap_or_default();
-            if c.items[i.get()].kind == Kind::EventUser {
-                Text::new("user: ", Tone::User, row_line(text), Tone::Plain)
-            } else {
-                Text::new("assistant: ", Tone::Assistant, row_line(text), Tone::Plain)
-            }
+            event_text(c.items[i.get()].kind, text)
         }
         Kind::Compacted => Text::whole("[compaction]".into(), Tone::Summary),
         _ => Text::whole(format!("[{}]", type_label(line)), Tone::Dim),
@@ -370,17 +697,19 @@ impl Rows for CodexRows<'_> {
                 .unwrap_or_else(|_| Text::whole("(unreadable line)".into(), Tone::Error));
         }
         // An output's row: its call, and the exit code it reports.
-        let Some(item) = row_item(self.s.raw_line(i)) else {
-            return Text::whole("(unreadable line)".into(), Tone::Error);
+        let raw = self.s.raw_line(i);
+        let (id, exit) = match Walked::read(raw) {
+            Some(w) => (w.call_id.clone(), w.output.and_then(|o| raw_exit_code(&w.line[o]))),
+            None => match row_item(raw) {
+                Some(item) => (item.call_id, item.output.map(RawValue::get).and_then(raw_exit_code)),
+                None => return Text::whole("(unreadable line)".into(), Tone::Error),
+            },
         };
-        let id = item.call_id.as_deref().unwrap_or_default();
+        let id = id.as_deref().unwrap_or_default();
         let cwd = self.codex.thread(i).cwd.as_deref().unwrap_or(paths.cwd);
-        let call = calls.get(id).and_then(|c| {
-            let item: Value = serde_json::from_str(c.arguments?).ok()?;
-            Some(format_call(&c.name, &call_arguments(&item), cwd))
-        });
+        let call = calls.get(id).and_then(|c| Some(format_call(&c.name, &call_arguments_raw(c.arguments?)?, cwd)));
         let shown = call.unwrap_or_else(|| "[tool result]".to_string());
-        let text = match item.output.and_then(raw_exit_code) {
+        let text = match exit {
             Some(0) | None => shown,
             Some(n) => format!("{shown} (exit {n})"),
         };
@@ -399,5 +728,128 @@ impl Rows for CodexRows<'_> {
             out.push_str(l);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KINDS: [Kind; 4] = [Kind::Message, Kind::Reasoning, Kind::EventUser, Kind::EventAgent];
+
+    /// The row and the output's call and exit code as the parse makes them.
+    fn parsed(kind: Kind, line: &str) -> Option<(String, Option<String>, Option<i64>)> {
+        let item = row_item(line.as_bytes())?;
+        let exit = item.output.map(RawValue::get).and_then(raw_exit_code);
+        Some((format!("{:?}", light_text(kind, &item)), item.call_id.map(Cow::into_owned), exit))
+    }
+
+    fn walked(kind: Kind, line: &str) -> Option<(String, Option<String>, Option<i64>)> {
+        let w = Walked::read(line.as_bytes())?;
+        let exit = w.output.clone().and_then(|o| raw_exit_code(&w.line[o]));
+        Some((format!("{:?}", w.light_text(kind)?), w.call_id.clone().map(Cow::into_owned), exit))
+    }
+
+    /// Texts around the row's cut (201 characters that are not whitespace), with escapes,
+    /// tags, and whitespace of every kind.
+    fn texts() -> Vec<String> {
+        let mut t: Vec<String> = [
+            "",
+            "short",
+            "  leading and trailing  ",
+            "a\\nb\\tc \\\"quoted\\\" back\\\\slash \\/ \\u00e9 é 😀",
+            "<environment_context>\\n  <cwd>/x</cwd>",
+            "<skills_instructions>\\n## Skills",
+            "  \\n <tag attr=1> body",
+            "<unclosed tag without end",
+            "no tag <here>",
+            "\\u2003em\\u2003spaces\\u00a0nbsp",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for n in [199, 200, 201, 202, 260] {
+            t.push("x".repeat(n));
+            t.push(format!("{} {}", "y".repeat(n / 2), "z".repeat(n - n / 2)));
+            t.push(format!("{}\\n\\n{}", "é".repeat(n / 2), "\\u00e9".repeat(n)));
+            t.push(format!("{}{}", " ".repeat(n), "w".repeat(n)));
+        }
+        t
+    }
+
+    #[test]
+    fn walked_rows_are_the_parsed_rows() {
+        let mut usual = Vec::new();
+        for text in texts() {
+            let block = |ty: &str| format!(r#"{{"type":"{ty}","text":"{text}"}}"#);
+            for role in [r#""user""#, r#""assistant""#, r#""developer""#, "null"] {
+                usual.push(format!(
+                    r#"{{"timestamp":"t","type":"response_item","payload":{{"type":"message","id":"m","role":{role},"content":[{}]}}}}"#,
+                    block("input_text")
+                ));
+                usual.push(format!(
+                    r#"{{"type":"response_item","payload":{{"role":{role},"content":[{},{{"type":"input_image","image_url":"u"}},{{"type":"x","text":null}},{}],"end_turn":true}}}}"#,
+                    block("output_text"),
+                    block("output_text")
+                ));
+                usual.push(format!(r#"{{"type":"response_item","payload":{{"role":{role},"content":"{text}"}}}}"#));
+            }
+            usual.push(format!(
+                r#"{{"type":"response_item","payload":{{"type":"reasoning","summary":[{},{}],"content":null}}}}"#,
+                block("summary_text"),
+                block("summary_text")
+            ));
+            usual.push(r#"{"type":"response_item","payload":{"type":"reasoning","summary":[]}}"#.to_string());
+            usual.push(format!(r#"{{"type":"event_msg","payload":{{"type":"user_message","message":"{text}"}}}}"#));
+            usual.push(format!(
+                r#"{{"type":"response_item","payload":{{"type":"function_call_output","call_id":"c\u00e9","output":"Chunk\nProcess exited with code 3\n{text}"}}}}"#
+            ));
+        }
+        for line in &usual {
+            for kind in KINDS {
+                let w = walked(kind, line);
+                assert!(w.is_some(), "a usual line is read by walking: {line}");
+                assert_eq!(w, parsed(kind, line), "{kind:?} {line}");
+            }
+        }
+        // Other shapes: read as the parse reads them, or left to it.
+        let odd = [
+            // Blocks that are not blocks: no text, as the parse finds none.
+            r#"{"type":"response_item","payload":{"role":"user","content":["plain"]}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":[{"text":"a","text":"b"}]}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":[{"text":1}]}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":7}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":null}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":{"text":"x"}}}"#,
+            // Left to the parse.
+            r#"{"type":"response_item","payload":{"role":"user","role":"assistant","content":"x"}}"#,
+            r#"{"type":"a","type":"b","payload":{"role":"user","content":"x"}}"#,
+            r#"{"payload":{"role":"user"},"payload":{"role":"assistant"}}"#,
+            r#"{"type":"response_item","payload":{"role":3,"content":"x"}}"#,
+            r#"{"type":"response_item","payload":{"id":{},"content":"x"}}"#,
+            r#"{"type":"response_item","payload":null}"#,
+            r#"{"type":"response_item","payload":"x"}"#,
+            r#"{"type":"response_item"}"#,
+            r#"{"type":"response_item","payload":{"r\u006fle":"user","content":"x"}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":"\ud800"}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":"x"},"other":"\udc00"}"#,
+            r#"{"type":"response_item","payload":{"summary":[{"text":"a"},"b"]}}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":"x"}"#,
+            r#"{"type":"response_item","payload":{"role":"user","content":"x"}} x"#,
+            r#"[{"type":"response_item"}]"#,
+            r#"{"type":"event_msg","payload":{"type":"agent_message","message":5}}"#,
+            // A surrogate pair written as escapes (serde_json writes the character itself).
+            r#"{"type":"response_item","payload":{"role":"user","content":"\ud83d\ude00"}}"#,
+        ];
+        for line in odd {
+            for kind in KINDS {
+                if let Some(w) = walked(kind, line) {
+                    assert_eq!(Some(w), parsed(kind, line), "{kind:?} {line}");
+                }
+            }
+        }
+        // The first six are read by walking; the rest are not.
+        assert!(odd[..6].iter().all(|l| Walked::read(l.as_bytes()).is_some()));
+        assert!(odd[6..].iter().all(|l| Walked::read(l.as_bytes()).is_none()), "left to the parse");
     }
 }
