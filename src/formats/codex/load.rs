@@ -346,8 +346,9 @@ struct Chunk {
     /// Each line's `line` is its number in the chunk (from 1).
     metas: Vec<EntryMeta>,
     items: Vec<Item>,
-    /// A response item's own id; `None`: a name is made for it.
-    ids: Vec<Option<String>>,
+    /// The response items whose own id is copied (their index in `metas`, and the id; the
+    /// others' are in their line, or a name is made for them).
+    ids: Vec<(u32, String)>,
     /// Lines that are not JSON: their number in the chunk, and why.
     bad: Vec<(u32, String)>,
     /// How many lines the chunk has.
@@ -387,7 +388,9 @@ fn scan_chunk(
             Ok(sc) => {
                 c.metas.push(sc.meta);
                 c.items.push(sc.item);
-                c.ids.push(sc.id);
+                if let Some(id) = sc.id {
+                    c.ids.push((c.metas.len() as u32 - 1, id));
+                }
             }
             Err(why) => c.bad.push((c.lines, why)),
         }
@@ -455,24 +458,28 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
         let ends_in_newline = bytes.ends_with(b"\n");
         let n_chunks = chunks.len();
         let mut rel = 0u32; // lines of the part before this chunk
-        let more: usize = chunks.iter().map(|c| c.metas.len()).sum();
-        entries.reserve(more);
-        items.reserve(more);
-        for (ci, chunk) in chunks.into_iter().enumerate() {
-            for ((mut m, it), id) in chunk.metas.into_iter().zip(chunk.items).zip(chunk.ids) {
+        for (ci, mut chunk) in chunks.into_iter().enumerate() {
+            let mut copied = chunk.ids.iter().peekable();
+            for (k, (m, it)) in chunk.metas.iter_mut().zip(&chunk.items).enumerate() {
                 let own = rel + m.line.get();
                 m.line = LineNo(line_base + own);
                 // Lines without an id of their own (events, states, a reasoning item of an
                 // old version) are named by their thread and ordinal, which is unique in a
                 // family: `9cac33b1d38d:29`.
                 if m.id.is_none() {
-                    m.id = match id {
-                        Some(id) => owned.push(&id),
+                    m.id = match copied.next_if(|(at, _)| *at as usize == k) {
+                        Some((_, id)) => owned.push(id),
                         None => synthetic_id(&mut owned, tid, it.ordinal, own),
                     };
                 }
-                entries.push(m);
-                items.push(it);
+            }
+            // The chunk's vectors become the session's (the first) or are moved onto its
+            // end, so that the scanned lines are not held twice at the peak.
+            if entries.is_empty() {
+                (entries, items) = (std::mem::take(&mut chunk.metas), std::mem::take(&mut chunk.items));
+            } else {
+                entries.append(&mut chunk.metas);
+                items.append(&mut chunk.items);
             }
             for (line, why) in chunk.bad {
                 let own = rel + line;
