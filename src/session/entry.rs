@@ -189,6 +189,12 @@ impl StrRef {
         }
     }
 
+    /// Whether the reference means the same string in any entry (inline or owned; not a
+    /// place in its own entry's line), so that another entry may hold a copy of it.
+    pub fn portable(&self) -> bool {
+        self.meta & KIND != IN_LINE
+    }
+
     /// The bytes of an inline string (the usual case), without touching the file.
     pub fn inline_bytes(&self) -> Option<&[u8]> {
         (self.meta & KIND == INLINE).then(|| &self.bytes[..(self.meta & !KIND) as usize])
@@ -295,6 +301,9 @@ impl Owned {
     /// into `other` are rebased by).
     pub fn append(&mut self, other: Owned) -> usize {
         let (n, shift) = (self.ends.len(), self.text.len());
+        // (Exactly: the tables are megabytes, and doubling would leave up to half unused.)
+        self.text.reserve_exact(other.text.len());
+        self.ends.reserve_exact(other.ends.len());
         self.text.push_str(&other.text);
         self.ends.extend(other.ends.into_iter().map(|e| e + shift));
         n

@@ -317,6 +317,9 @@ fn join<'a>(first: &mut Part<'a>, second: Part<'a>) {
     let lines = first.line_count;
     let shift = |l: LineNo| LineNo(l.get() + lines);
     let owned = first.owned.append(second.owned);
+    // (Exactly: growing by the usual doubling left up to half of each table unused.)
+    first.entries.reserve_exact(second.entries.len());
+    first.lines.reserve_exact(second.lines.len());
     first.entries.extend(second.entries.into_iter().map(|mut e| {
         e.line = shift(e.line);
         e.id = e.id.rebase_owned(owned);
@@ -524,16 +527,21 @@ fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, ow
             }
         }
     }
-    // The new parents' uuids, where they differ from what the line says.
-    let moved: Vec<(usize, String)> = new_parent
+    // The new parents' uuids, where they differ from what the line says: the parent's own
+    // reference to its uuid (a copy of the string only where that names a place in its line).
+    let moved: Vec<(usize, usize, Option<String>)> = new_parent
         .into_iter()
         .filter_map(|(child, parent)| {
             let p = t.uuid(parent)?;
-            (c.parent_uuid(t, child) != Some(p)).then(|| (child, p.to_string()))
+            let copy = (!entries[parent].id.portable()).then(|| p.to_string());
+            (c.parent_uuid(t, child) != Some(p)).then_some((child, parent, copy))
         })
         .collect();
-    for (child, p) in moved {
-        entries[child].parent_id = owned.push(&p);
+    for (child, parent, copy) in moved {
+        entries[child].parent_id = match copy {
+            Some(p) => owned.push(&p),
+            None => entries[parent].id,
+        };
     }
 }
 
