@@ -1,6 +1,8 @@
 //! Finding where JSON values end in a line already known to be JSON, without parsing
 //! them: for readers that want a few fields of a line whose bulk is strings (pi's fork
-//! splicing parents into lines as written, Claude Code's index reading keys).
+//! splicing parents into lines as written, Claude Code's index reading keys, Codex's tree
+//! rows). [`string_chars`] decodes a string a character at a time, for a reader that wants
+//! only its start.
 //!
 //! Two ways: the functions below walk the bytes (a string by jumping from quote to quote),
 //! which suits a line read once for a few values; [`Blocks`] first finds a line's string

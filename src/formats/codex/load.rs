@@ -120,31 +120,17 @@ fn plain_str(b: &[u8], i: usize) -> Option<&str> {
 
 /// The keys of the object at `b[i] == '{'`, each with where its value starts, in order; stops
 /// when `want` says so (`false`) or at the end. `None`: not an object as expected.
-fn keys<'b>(b: &'b [u8], mut i: usize, mut want: impl FnMut(&'b [u8], usize) -> bool) -> Option<()> {
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = walk::skip_ws(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        return Some(());
-    }
-    loop {
-        let (key, end) = plain_bytes(b, i)?;
-        i = walk::skip_ws(b, end);
-        if b.get(i) != Some(&b':') {
-            return None;
+fn keys<'b>(b: &'b [u8], i: usize, mut want: impl FnMut(&'b [u8], usize) -> bool) -> Option<()> {
+    let mut stopped = false;
+    let walked = walk::object(b, i, |key, v| {
+        stopped = !want(key, v);
+        if stopped {
+            None
+        } else {
+            walk::value_end(b, v)
         }
-        let v = walk::skip_ws(b, i + 1);
-        if !want(key, v) {
-            return Some(());
-        }
-        i = walk::skip_ws(b, walk::value_end(b, v)?);
-        match b.get(i) {
-            Some(b',') => i = walk::skip_ws(b, i + 1),
-            Some(b'}') => return Some(()),
-            _ => return None,
-        }
-    }
+    });
+    (stopped || walked.is_some()).then_some(())
 }
 
 /// A line's ordinal and type, and its payload's type, role and id.
