@@ -796,6 +796,17 @@ def replace_section(path: Path, title: str, text: str) -> None:
     path.write_text(doc)
 
 
+def write_report(path: Path, text: str) -> None:
+    """Writes run.py's part of the report (the top of the file, to the end of its "## Results"
+    section) and keeps the sections the other scripts write after it (hostile.py's,
+    export.py's, store.py's, kept.py's)."""
+    doc = path.read_text() if path.exists() else ""
+    start = doc.find("## Results")
+    end = doc.find("\n## ", start + 1) if start >= 0 else -1
+    rest = doc[end + 1:] if end >= 0 else ""
+    path.write_text(text.rstrip("\n") + "\n\n" + rest if rest else text)
+
+
 def log(msg: str) -> None:
     print(f"bench: {msg}", file=sys.stderr, flush=True)
 
@@ -973,7 +984,7 @@ def main(argv: list[str]) -> int:
     text = report(env, datasets, results, info)
     print(text)
     if not args.no_write:
-        args.write.write_text(text)
+        write_report(args.write, text)
         log(f"wrote {rel(args.write)}")
     failed = any(c.result == "FAIL" for c in ratio_checks(results, datasets) + growth_rows(results, datasets)[1])
     return 1 if args.check and failed else 0
