@@ -221,7 +221,7 @@ struct Walked<'a> {
 type Field<'a> = Result<(Option<Cow<'a, str>>, usize), ()>;
 
 fn string_field(line: &str, at: usize) -> Field<'_> {
-    let end = string_end(line, at)?;
+    let end = string_or_null_end(line, at)?;
     if end == at + 4 {
         return Ok((None, end));
     }
@@ -235,7 +235,7 @@ fn string_field(line: &str, at: usize) -> Field<'_> {
 
 /// Where the string or `null` at `line[at]` ends (`Err`: another value), not decoding it:
 /// its escapes are valid, since the line is.
-fn string_end(line: &str, at: usize) -> Result<usize, ()> {
+fn string_or_null_end(line: &str, at: usize) -> Result<usize, ()> {
     match line.as_bytes().get(at) {
         Some(b'"') => walk::string_end(line.as_bytes(), at).ok_or(()),
         _ if line[at..].starts_with("null") => Ok(at + 4),
@@ -262,7 +262,7 @@ impl<'a> Walked<'a> {
         let (mut ty, mut payload) = (false, false);
         let start = walk::skip_ws(b, 0);
         let end = walk::object(b, start, |key, at| match key {
-            b"type" if !std::mem::replace(&mut ty, true) => string_end(line, at).ok(),
+            b"type" if !std::mem::replace(&mut ty, true) => string_or_null_end(line, at).ok(),
             b"payload" if !std::mem::replace(&mut payload, true) => w.read_item(at),
             b"type" | b"payload" => None,
             _ => walk::value_end(b, at),
@@ -302,7 +302,7 @@ impl<'a> Walked<'a> {
                     Some(end)
                 }
                 b"message" => {
-                    let end = string_end(line, at).ok()?;
+                    let end = string_or_null_end(line, at).ok()?;
                     self.message = (&line[at..end] != "null").then_some(at..end);
                     Some(end)
                 }
@@ -311,7 +311,7 @@ impl<'a> Walked<'a> {
                     *(if key == b"role" { &mut self.role } else { &mut self.call_id }) = v;
                     Some(end)
                 }
-                _ => string_end(line, at).ok(),
+                _ => string_or_null_end(line, at).ok(),
             }
         })
     }
@@ -412,7 +412,7 @@ fn blocks<'a>(
                 Some(end)
             }
             b"text" if !std::mem::replace(&mut seen.1, true) => {
-                let end = string_end(line, at).ok()?;
+                let end = string_or_null_end(line, at).ok()?;
                 text = (end != at + 4).then_some(at);
                 Some(end)
             }
