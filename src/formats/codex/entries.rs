@@ -20,7 +20,7 @@ use super::{Codex, Kind};
 use crate::session::check::{Finding, Level};
 use crate::session::entry::EntryIdx;
 use crate::session::format::Unreadable;
-use crate::session::{js, Session};
+use crate::session::{js, walk, Session};
 
 /// call id -> tool name, for the results on a path.
 #[derive(Default)]
@@ -195,6 +195,60 @@ fn message(item: &Value, t: Value, names: &mut Names) -> Option<Value> {
             })
         }
         _ => return None,
+    })
+}
+
+/// Whether entry `i`'s message (of [`entry`]) is an assistant's, found by walking its line
+/// rather than building the entry: `ls` asks it of every reply, for its model. As
+/// [`message`] decides it: the item's `type`, and a message's `role`, the last of repeated
+/// keys as a `Value` keeps them. `None`: a line [`Codex::line`] would not read, one with an
+/// escaped key or value where one is read, or an entry that is not a response item; the
+/// entry is built.
+pub fn is_reply(s: &Session, c: &Codex, i: EntryIdx) -> Option<bool> {
+    if !c.items[i.get()].kind.is_item() {
+        return None;
+    }
+    reply_walked(s.raw_line(i))
+}
+
+/// [`is_reply`] of a response item's line.
+fn reply_walked(raw: &[u8]) -> Option<bool> {
+    super::whole_line(raw)?;
+    // The last value of each key, where it starts.
+    let fields = |at: usize, keys: &[&[u8]]| -> Option<Vec<Option<usize>>> {
+        let mut found = vec![None; keys.len()];
+        walk::object(raw, at, |k, v| {
+            if let Some(n) = keys.iter().position(|&x| x == k) {
+                found[n] = Some(v);
+            }
+            walk::value_end(raw, v)
+        })?;
+        Some(found)
+    };
+    // A string value without escapes (`Some(None)`: not a string).
+    let text = |at: Option<usize>| -> Option<Option<&[u8]>> {
+        let Some(at) = at.filter(|&at| raw[at] == b'"') else { return Some(None) };
+        let inner = &raw[at + 1..walk::string_end(raw, at)? - 1];
+        memchr::memchr(b'\\', inner).is_none().then_some(Some(inner))
+    };
+    let start = walk::skip_ws(raw, 0);
+    if raw[start] != b'{' {
+        return None;
+    }
+    let top = fields(start, &[b"type", b"payload"])?;
+    let item = match (text(top[0])?, top[1]) {
+        (Some(b"response_item"), Some(p)) => p,
+        _ => start,
+    };
+    if raw[item] != b'{' {
+        return Some(false);
+    }
+    let f = fields(item, &[b"type", b"role"])?;
+    Some(match text(f[0])? {
+        Some(b"message") => text(f[1])? == Some(b"assistant"),
+        Some(b"reasoning") => true,
+        Some(t) => std::str::from_utf8(t).is_ok_and(super::load::is_call),
+        None => false,
     })
 }
 
@@ -603,4 +657,74 @@ pub fn pi_entries(s: &Session, c: &Codex, leaf: EntryIdx) -> Result<Vec<Value>, 
         first["parentId"] = Value::Null;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the message of a response item's line is an assistant's, the line parsed
+    /// whole (`None`: serde_json does not read it).
+    fn reply_parsed(raw: &str) -> Option<bool> {
+        let line: Value = serde_json::from_str(raw).ok()?;
+        let m = message(item_of(&line), Value::Null, &mut Names::default());
+        Some(m.is_some_and(|m| m.get("role").and_then(Value::as_str) == Some("assistant")))
+    }
+
+    #[test]
+    fn a_reply_walked_is_a_reply_parsed() {
+        let mut usual = Vec::new();
+        for ty in ["message", "reasoning", "function_call", "custom_tool_call", "function_call_output", "other"] {
+            for role in [r#""assistant""#, r#""user""#, r#""developer""#, "null", "3"] {
+                usual.push(format!(
+                    r#"{{"timestamp":"t","type":"response_item","payload":{{"type":"{ty}","role":{role},"content":[{{"type":"output_text","text":"a \"b\" é"}}]}}}}"#
+                ));
+                // An older rollout: the item is the line.
+                usual.push(format!(r#"{{"type":"{ty}","role":{role},"content":[]}}"#));
+                usual.push(format!(
+                    r#"{{"type":"response_item","payload":{{"role":{role},"type":"{ty}"}},"x":[1,{{}}]}}"#
+                ));
+                // Repeated keys: the last one counts, as in a `Value`.
+                usual.push(format!(
+                    r#"{{"type":"response_item","payload":{{"type":"{ty}","role":"user","role":{role}}}}}"#
+                ));
+                usual.push(format!(
+                    r#"{{"type":"response_item","payload":{{"type":"message"}},"payload":{{"type":"{ty}","role":{role}}}}}"#
+                ));
+            }
+        }
+        for line in [
+            r#"{"type":"response_item","payload":null}"#,
+            r#"{"type":"response_item","payload":"x"}"#,
+            r#"{"type":"response_item","payload":[{"type":"reasoning"}]}"#,
+            r#"{"type":"response_item"}"#,
+            r#"{"type":5,"payload":{"type":"reasoning"}}"#,
+            r#"{"type":"response_item","payload":{"type":{"a":1}}}"#,
+            r#"{"type":"event_msg","payload":{"type":"reasoning"}}"#,
+        ] {
+            usual.push(line.to_string());
+        }
+        for line in &usual {
+            let w = reply_walked(line.as_bytes());
+            assert!(w.is_some(), "a usual line is walked: {line}");
+            assert_eq!(w, reply_parsed(line), "{line}");
+        }
+        // Replies: an assistant's message (5 lines), and every reasoning and call (3 × 25).
+        assert_eq!(usual.iter().filter(|l| reply_walked(l.as_bytes()) == Some(true)).count(), 80);
+        // Left to the parse: escapes where a key or a read value is, not JSON, not UTF-8,
+        // a lone surrogate, not an object.
+        let odd: [&[u8]; 8] = [
+            br#"{"type":"response_item","payload":{"type":"message","r\u006fle":"user"}}"#,
+            br#"{"type":"response_item","payload":{"type":"message","role":"assist\u0061nt"}}"#,
+            br#"{"type":"response\u005fitem","payload":{"type":"reasoning"}}"#,
+            br#"{"type":"response_item","payload":{"type":"reasoning"}"#,
+            b"{\"type\":\"response_item\",\"payload\":{\"type\":\"reasoning\",\"x\":\"\xff\"}}",
+            br#"{"type":"response_item","payload":{"type":"reasoning","x":"\ud800"}}"#,
+            br#"[{"type":"reasoning"}]"#,
+            br#""reasoning""#,
+        ];
+        for line in odd {
+            assert_eq!(reply_walked(line), None, "{}", String::from_utf8_lossy(line));
+        }
+    }
 }

@@ -23,10 +23,11 @@ use serde_json::Value;
 
 use crate::session::check::Finding;
 use crate::session::entry::{EntryIdx, LineNo};
-use crate::session::format::{Dialect, Fit, Format, FormatInfo, Response, RowNeed, Unreadable, Unsupported};
+use crate::session::format::{model_of, Dialect, Fit, Format, FormatInfo, Response, RowNeed, Unreadable, Unsupported};
 use crate::session::projection::{convert_to_llm, Projection};
 use crate::session::rows::Rows;
 use crate::session::usage::Totals;
+use crate::session::validate::{validate, Verdict};
 use crate::session::write::Writer;
 use crate::session::{LoadError, Session, Source};
 
@@ -247,6 +248,26 @@ impl Codex {
     }
 }
 
+/// `raw` as text when [`Codex::line`] reads it, that is, when serde_json takes it whole as
+/// a `Value`: one JSON value by the validator, UTF-8, and no `\uD800`–`\uDFFF` escape (serde_json
+/// refuses a lone surrogate, which the validator lets through as `JSON.parse` does).
+///
+/// Parsing a `Value` of a line builds every string and map in it, seven times the cost of
+/// skipping them. A reader that wants a few fields deserializes only those, typed, from a
+/// line that passes this: it gets what the whole parse gives, or an error where the line's
+/// shape is not the usual one (a repeated key, a field of another type), and then parses
+/// the line whole. The check matters because the typed parse skips the rest of the line
+/// unchecked, and a line that serde_json cannot read must fail as it always did.
+pub fn whole_line(raw: &[u8]) -> Option<&str> {
+    if !matches!(validate(raw), Verdict::Whole { .. }) {
+        return None;
+    }
+    let line = std::str::from_utf8(raw).ok()?;
+    let surrogate = memchr::memmem::find_iter(raw, b"\\u")
+        .any(|k| matches!(raw.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])));
+    (!surrogate).then_some(line)
+}
+
 impl Dialect for Codex {
     fn info(&self) -> &'static FormatInfo {
         &INFO
@@ -284,6 +305,16 @@ impl Dialect for Codex {
 
     fn usage(&self, s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {
         usage::entry_usage(s, self, i)
+    }
+
+    /// A reply's model is its turn's ([`entries::message_of`]): only whether the entry is a
+    /// reply is read of its line.
+    fn model(&self, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
+        match entries::is_reply(s, self, i) {
+            Some(true) => Ok(Some(Codex::model(self, i).unwrap_or_default().to_string())),
+            Some(false) => Ok(None),
+            None => Ok(model_of(&self.entry(s, i)?)),
+        }
     }
 
     fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {

@@ -16,7 +16,6 @@ use super::{Codex, Kind};
 use crate::session::entry::EntryIdx;
 use crate::session::format::{RowNeed, Unreadable};
 use crate::session::rows::{CallMap, Paths, Rows, Text, Tone, ToolCall};
-use crate::session::validate::{validate, Verdict};
 use crate::session::{js, walk, Session};
 
 pub struct CodexRows<'s> {
@@ -243,19 +242,9 @@ fn string_or_null_end(line: &str, at: usize) -> Result<usize, ()> {
     }
 }
 
-/// Whether the line has a `\uD800`–`\uDFFF` escape (or text that looks like one): serde_json
-/// refuses a lone surrogate, which the validator lets through as `JSON.parse` does.
-fn has_surrogate_escape(line: &[u8]) -> bool {
-    memchr::memmem::find_iter(line, b"\\u")
-        .any(|k| matches!(line.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])))
-}
-
 impl<'a> Walked<'a> {
     fn read(raw: &'a [u8]) -> Option<Walked<'a>> {
-        if !matches!(validate(raw), Verdict::Whole { .. }) || has_surrogate_escape(raw) {
-            return None;
-        }
-        let line = std::str::from_utf8(raw).ok()?;
+        let line = super::whole_line(raw)?;
         let b = raw;
         let mut w =
             Walked { line, role: None, call_id: None, content: None, summary: None, message: None, output: None };

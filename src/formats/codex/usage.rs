@@ -14,6 +14,7 @@ use super::{Codex, Kind};
 use crate::session::entry::EntryIdx;
 use crate::session::format::{Response, Unreadable};
 use crate::session::usage::Totals;
+use crate::session::walk;
 use crate::session::Session;
 
 /// A model's price in US dollars per million tokens (OpenAI's list prices).
@@ -63,13 +64,53 @@ pub fn entry_usage(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Totals>
     if !item.counted {
         return Ok(None);
     }
-    let line = c.line(s, i)?;
-    let u = match item.kind {
-        Kind::TokenRecord => line.pointer("/payload/usage"),
-        Kind::TokenCount => line.pointer("/payload/info/last_token_usage"),
-        _ => None,
+    let u = match usage_walked(s.raw_line(i), item.kind) {
+        Some(u) => u,
+        None => {
+            let line = c.line(s, i)?;
+            let u = match item.kind {
+                Kind::TokenRecord => line.pointer("/payload/usage"),
+                Kind::TokenCount => line.pointer("/payload/info/last_token_usage"),
+                _ => None,
+            };
+            u.cloned()
+        }
     };
-    Ok(u.map(|u| totals_of(u, c.model(i))))
+    Ok(u.map(|u| totals_of(&u, c.model(i))))
+}
+
+/// The usage object a counted line holds (`Some(None)`: none), found by walking the line
+/// and parsing only that object: `stats` reads one of every response in every session, and
+/// a `Value` of the whole line (rate limits and all) cost seven times as much. As a
+/// `Value`'s pointer finds it: the last of repeated keys, nothing under what is not an
+/// object. `None`: a line that [`Codex::line`] would not read, or with an escaped key;
+/// it is parsed whole.
+fn usage_walked(raw: &[u8], kind: Kind) -> Option<Option<Value>> {
+    super::whole_line(raw)?;
+    let path: &[&[u8]] = match kind {
+        Kind::TokenRecord => &[b"payload", b"usage"],
+        Kind::TokenCount => &[b"payload", b"info", b"last_token_usage"],
+        _ => return Some(None),
+    };
+    let mut at = walk::skip_ws(raw, 0);
+    for key in path {
+        if raw.get(at) != Some(&b'{') {
+            return Some(None);
+        }
+        let mut found = None;
+        walk::object(raw, at, |k, v| {
+            if k == *key {
+                found = Some(v);
+            }
+            walk::value_end(raw, v)
+        })?;
+        match found {
+            Some(v) => at = v,
+            None => return Some(None),
+        }
+    }
+    let end = walk::value_end(raw, at)?;
+    serde_json::from_slice(&raw[at..end]).ok().map(Some)
 }
 
 /// Entry `i`'s response for `pisces stats`: an entry's id names its thread and its place
@@ -94,6 +135,63 @@ mod tests {
         for p in PRICES {
             let row = format!("{:<20} {} / {} / {}", p.prefix, p.input, p.cached, p.output);
             assert!(help.contains(&row), "leaves --help lacks {row:?}");
+        }
+    }
+
+    /// The usage object as a `Value` of the whole line finds it (`None`: not JSON).
+    fn usage_parsed(raw: &[u8], kind: Kind) -> Option<Option<Value>> {
+        let line: Value = serde_json::from_slice(raw).ok()?;
+        let pointer = if kind == Kind::TokenRecord { "/payload/usage" } else { "/payload/info/last_token_usage" };
+        Some(line.pointer(pointer).cloned())
+    }
+
+    #[test]
+    fn usage_walked_is_usage_parsed() {
+        let u = r#"{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2.5e1,"total_tokens":36}"#;
+        let mut usual = Vec::new();
+        for usage in [u, "null", "7", r#""x""#, "[1]", "{}"] {
+            usual.push(format!(
+                r#"{{"timestamp":"t","type":"token_usage_record","payload":{{"model":"m","usage":{usage}}}}}"#
+            ));
+            usual.push(format!(
+                r#"{{"timestamp":"t","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{u},"last_token_usage":{usage}}},"rate_limits":null}}}}"#
+            ));
+            // Repeated keys: the last one, as in a `Value`.
+            usual.push(format!(r#"{{"payload":{{"usage":{u}}},"payload":{{"usage":{usage},"usage":{usage}}}}}"#));
+            usual.push(format!(
+                r#"{{"payload":{{"info":{{"last_token_usage":{u}}},"info":{{"last_token_usage":{usage}}}}}}}"#
+            ));
+        }
+        for line in [
+            r#"{"payload":null}"#,
+            r#"{"payload":[{"usage":{}}]}"#,
+            r#"{"payload":{"info":null}}"#,
+            r#"{"payload":{"info":"x"}}"#,
+            r#"{"payload":{}}"#,
+            r#"[{"payload":{"usage":{}}}]"#,
+            r#"{"other":{"usage":{}}}"#,
+        ] {
+            usual.push(line.to_string());
+        }
+        let mut found = 0;
+        for line in &usual {
+            for kind in [Kind::TokenRecord, Kind::TokenCount] {
+                let w = usage_walked(line.as_bytes(), kind);
+                assert!(w.is_some(), "a usual line is walked: {line}");
+                assert_eq!(w, usage_parsed(line.as_bytes(), kind), "{kind:?} {line}");
+                found += usize::from(w.is_some_and(|u| u.is_some()));
+            }
+        }
+        assert_eq!(found, 6 * 4, "each usage value is found in the lines of its kind that hold it");
+        // Left to the parse: an escaped key, not JSON, not UTF-8, a lone surrogate.
+        let odd: [&[u8]; 4] = [
+            br#"{"payload":{"us\u0061ge":{}}}"#,
+            br#"{"payload":{"usage":{}}"#,
+            b"{\"payload\":{\"usage\":{}},\"x\":\"\xff\"}",
+            br#"{"payload":{"usage":{}},"x":"\udc00"}"#,
+        ];
+        for line in odd {
+            assert_eq!(usage_walked(line, Kind::TokenRecord), None, "{}", String::from_utf8_lossy(line));
         }
     }
 
