@@ -182,11 +182,26 @@ pub fn read_with<R>(
     open: &dyn Fn() -> anyhow::Result<Vec<Source>>,
     formats: &[&'static dyn Format],
     report: &mut dyn FnMut(&Session) -> anyhow::Result<()>,
+    step: impl FnMut(&[Session], &mut Reading) -> anyhow::Result<R>,
+    afterwards: Afterwards,
+    kept: Option<&Store>,
+) -> anyhow::Result<R> {
+    read_assembled(assemble(open()?, formats), open, formats, report, step, afterwards, kept)
+}
+
+/// [`read_with`] from sources already opened and assembled (by a caller that looked at their
+/// bytes first: `grep` skips a file that cannot hold its pattern, and mapping and sniffing
+/// it again cost a tenth of a search of every session); `open` reopens them when they change.
+pub fn read_assembled<R>(
+    assembled: Vec<Source>,
+    open: &dyn Fn() -> anyhow::Result<Vec<Source>>,
+    formats: &[&'static dyn Format],
+    report: &mut dyn FnMut(&Session) -> anyhow::Result<()>,
     mut step: impl FnMut(&[Session], &mut Reading) -> anyhow::Result<R>,
     afterwards: Afterwards,
     kept: Option<&Store>,
 ) -> anyhow::Result<R> {
-    let mut sources = assemble(open()?, formats);
+    let mut sources = assembled;
     let mut exclude: Vec<BTreeSet<LineNo>> = vec![BTreeSet::new(); sources.len()];
     let mut last_error = None;
     for attempt in 1..=ATTEMPTS {

@@ -476,24 +476,35 @@ fn search_one(
     // skips a file without its literal: most of a search of every session is spent reading
     // sessions that do not hold it. Only a file whose head shows it is a session: any other
     // is read, so that what is wrong with it is reported.
+    let open = || Ok(vec![w.open()?]);
+    let mut assembled = None;
     if prefilter && q.raw.is_some() && on_path.is_none() {
         let source = w.open().map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
-        if let Some(format) = crate::session::format::detect(&source, formats).filter(|f| f.is_session()) {
-            let whole = crate::session::open::with_companions(source, format);
-            if !q.candidate(whole.bytes()) {
-                let info = format.info();
-                return Ok(SessionHits {
-                    session: w.name(),
-                    agent: info.agent,
-                    format: info.name,
-                    session_id: String::new(),
-                    hits: Vec::new(),
-                });
+        let format = crate::session::format::detect(&source, formats);
+        match format.filter(|f| f.is_session()) {
+            Some(format) => {
+                let whole = crate::session::open::with_companions(source, format);
+                if !q.candidate(whole.bytes()) {
+                    let info = format.info();
+                    return Ok(SessionHits {
+                        session: w.name(),
+                        agent: info.agent,
+                        format: info.name,
+                        session_id: String::new(),
+                        hits: Vec::new(),
+                    });
+                }
+                // Read as it is: mapped and joined with its companions once.
+                assembled = Some(vec![whole]);
             }
+            None => assembled = Some(crate::session::open::assemble(vec![source], formats)),
         }
     }
-    let open = || Ok(vec![w.open()?]);
-    crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| {
+    let assembled = match assembled {
+        Some(a) => a,
+        None => crate::session::open::assemble(open().map_err(|e| format!("{e:#}"))?, formats),
+    };
+    let step = |sessions: &[Session], _: &mut crate::session::open::Reading| {
         let s = &sessions[0];
         let only = match on_path {
             Some(rev) => {
@@ -510,8 +521,10 @@ fn search_one(
             session_id: s.header.id.clone(),
             hits: search(s, q, only.as_ref(), prefilter)?,
         })
-    })
-    .map_err(|e| format!("{e:#}"))
+    };
+    let free = crate::session::open::Afterwards::Free;
+    crate::session::open::read_assembled(assembled, &open, formats, &mut |_| Ok(()), step, free, None)
+        .map_err(|e| format!("{e:#}"))
 }
 
 #[cfg(test)]
