@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::json::SessionJson;
-use super::table::{self, dollars, short_id, thousands, Column};
+use super::table::{self, dollars, thousands, Column};
 use super::Ui;
 use crate::session::leaves::{Leaf, Model, Reply};
 use crate::session::usage::Totals;
@@ -61,11 +61,11 @@ const COLUMNS: [Column; 9] = [
 ];
 
 pub fn write_text(w: &mut dyn Write, ui: &Ui, s: &Session, leaves: &[Leaf]) -> std::io::Result<()> {
-    let ids = sorted_ids(s);
     let default = s.default_leaf();
     let rows: Vec<Vec<String>> = leaves
         .iter()
-        .map(|l| {
+        .zip(short_ids(s, leaves))
+        .map(|(l, short)| {
             let mark = if Some(l.entry) == default { "@" } else { " " };
             let label = match &l.label {
                 Some((_, text, 0)) => text.clone(),
@@ -73,7 +73,7 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, s: &Session, leaves: &[Leaf]) -> s
                 None => String::new(),
             };
             vec![
-                format!("{mark} {}", short(s, l.entry, &ids)),
+                format!("{mark} {short}"),
                 l.depth.to_string(),
                 label,
                 l.prompt.as_ref().map_or(String::new(), |(_, p)| p.to_string()),
@@ -88,19 +88,19 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, s: &Session, leaves: &[Leaf]) -> s
     table::write_table(w, ui, &COLUMNS, &rows)
 }
 
-/// The shortest unique prefix of the entry's id; `#N` for an entry without a string id,
-/// or whose id a later entry took (the id names that one).
-fn short(s: &Session, i: EntryIdx, sorted_ids: &[&str]) -> String {
-    let e = &s.entries[i];
-    match s.id_str(i) {
-        Some(id) if !e.shadowed => short_id(id, sorted_ids, 4),
-        _ => format!("#{}", e.line),
-    }
-}
-
-/// Every id of the session, sorted (for short ids).
-fn sorted_ids<'s>(s: &'s Session) -> Vec<&'s str> {
-    text::sorted_ids(s.ids().map(|(id, _)| id))
+/// Each leaf's shortest unique id prefix (of 4 characters or more); `#N` for an entry
+/// without a string id, or whose id a later entry took (the id names that one).
+fn short_ids(s: &Session, leaves: &[Leaf]) -> Vec<String> {
+    let own = |i: EntryIdx| s.id_str(i).filter(|_| !s.entries[i].shadowed);
+    let wanted: Vec<&str> = leaves.iter().filter_map(|l| own(l.entry)).collect();
+    let mut short = text::short_ids(s.ids().map(|(id, _)| id), &wanted, 4).into_iter();
+    leaves
+        .iter()
+        .map(|l| match own(l.entry).and_then(|_| short.next()) {
+            Some(id) => id,
+            None => format!("#{}", s.entries[l.entry].line),
+        })
+        .collect()
 }
 
 /// `leaves --format json`.
@@ -183,21 +183,20 @@ impl UsageJson {
 }
 
 pub fn write_json(w: &mut dyn Write, s: &Session, leaves: &[Leaf]) -> std::io::Result<()> {
-    let ids = sorted_ids(s);
     let doc = LeavesDocument {
         version: 1,
         session: SessionJson::of(s),
         default_leaf_id: s.default_leaf().map_or(Value::Null, |d| s.id_value(d)),
-        leaves: leaves.iter().map(|l| leaf_json(s, l, &ids)).collect(),
+        leaves: leaves.iter().zip(short_ids(s, leaves)).map(|(l, short)| leaf_json(s, l, short)).collect(),
     };
     serde_json::to_writer_pretty(&mut *w, &doc)?;
     writeln!(w)
 }
 
-fn leaf_json<'s>(s: &Session, l: &'s Leaf, ids: &[&str]) -> LeafJson<'s> {
+fn leaf_json<'s>(s: &Session, l: &'s Leaf, short_id: String) -> LeafJson<'s> {
     LeafJson {
         id: s.id_value(l.entry),
-        short_id: short(s, l.entry, ids),
+        short_id,
         line: s.entries[l.entry].line,
         is_default: s.default_leaf() == Some(l.entry),
         depth: l.depth,
