@@ -30,6 +30,7 @@ use super::facts::{Facts, Record, Tip};
 use super::summary::Summary;
 use crate::session::format::Format;
 use crate::session::usage::Totals;
+use crate::session::Source;
 
 /// The cache's tables, by path: keyed by the path's bytes (`Path`'s own hash walks its
 /// components, which showed in a warm `ls` of ten thousand sessions).
@@ -132,8 +133,9 @@ pub struct Cache {
     formats: &'static [&'static dyn Format],
     listing: Option<u64>,
     old: Mutex<Map<Entry>>,
-    /// The cache file read at the start (the `raw` bytes of the `old` entries).
-    bytes: Vec<u8>,
+    /// The cache file read at the start (the `raw` bytes of the `old` entries), mapped: a
+    /// warm `stats` of ten thousand sessions spent a tenth of its time copying it in.
+    bytes: Option<Source>,
     fresh: Mutex<Map<Entry>>,
     /// Each file's key as this run first found it, so that a file read with several
     /// sessions (a Codex fork's parent) or checked at discovery is hashed once.
@@ -151,10 +153,10 @@ impl Cache {
     /// stamp of the store's listing when the whole store was discovered, else `None` (and
     /// sessions of formats that read other files of the store are not taken from it).
     pub fn open(dir: &Path, kind: Kind, formats: &'static [&'static dyn Format], listing: Option<u64>) -> Cache {
-        let bytes = std::fs::read(dir.join(file_name(kind))).unwrap_or_default();
-        let (old, bytes) = match decode(&bytes, formats) {
-            Some(old) => (old, bytes),
-            None => (Map::default(), Vec::new()),
+        let source = Source::open(&dir.join(file_name(kind))).ok();
+        let (old, bytes) = match source.as_ref().and_then(|s| decode(s.bytes(), formats)) {
+            Some(old) => (old, source),
+            None => (Map::default(), None),
         };
         Cache {
             dir: dir.to_path_buf(),
@@ -291,7 +293,7 @@ impl Cache {
             .collect();
         all.extend(fresh.iter());
         all.sort_by(|a, b| a.0.cmp(b.0));
-        let bytes = encode(&all, &self.bytes);
+        let bytes = encode(&all, self.bytes.as_ref().map_or(&[][..], Source::bytes));
         drop(all);
         old.clear();
         make_private_dir(&self.dir)?;

@@ -15,6 +15,7 @@
 //! no other branch's, in any session read.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::cache::Cache;
 use super::facts::{self, Facts, Need, Record, Tip};
@@ -150,7 +151,7 @@ pub fn stats(
 
     // Each key's record, counted once, for its owner (summed in this order, so that the
     // floating-point totals are the same on every run).
-    let mut counted: HashMap<u128, (usize, &Record)> = HashMap::new();
+    let mut counted: KeyMap<(usize, &Record)> = KeyMap::default();
     for &k in &order {
         for r in &kept[k].records {
             if owner.get(&r.key) == Some(&k) && !counted.contains_key(&r.key) {
@@ -171,12 +172,37 @@ pub fn stats(
     out
 }
 
+/// Responses' keys are 128-bit SipHash values already ([`facts::hash128`]): the tables
+/// keyed on them take their bits as the hash rather than hash them again (SipHash of every
+/// response, three times over, was a fifth of a warm `stats`' time after the reads).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u128(&mut self, k: u128) {
+        self.0 ^= (k as u64) ^ ((k >> 64) as u64);
+    }
+}
+
+type Keyed = BuildHasherDefault<KeyHasher>;
+type KeyMap<V> = HashMap<u128, V, Keyed>;
+
 /// Every response of `reads` once, with the session that owns it (the one `stats` counts
 /// it for: not marked copied, else the oldest), in the order `stats` sums them.
 pub fn counted_once(reads: &[Facts]) -> Vec<(usize, &Record)> {
     let order = claim_order(reads);
     let owner = owners(reads, &order);
-    let mut seen = std::collections::HashSet::new();
+    let mut seen: HashSet<u128, Keyed> = HashSet::default();
     let mut out = Vec::new();
     for &k in &order {
         for r in &reads[k].records {
@@ -239,8 +265,8 @@ fn claim_order(reads: &[Facts]) -> Vec<usize> {
 
 /// Which session counts each response: the first in `order` holding it unmarked as a
 /// copy, else the first holding it at all.
-fn owners(reads: &[Facts], order: &[usize]) -> HashMap<u128, usize> {
-    let mut owner = HashMap::new();
+fn owners(reads: &[Facts], order: &[usize]) -> KeyMap<usize> {
+    let mut owner = KeyMap::default();
     for copied in [false, true] {
         for &k in order {
             for r in reads[k].records.iter().filter(|r| r.copied == copied) {
@@ -251,9 +277,11 @@ fn owners(reads: &[Facts], order: &[usize]) -> HashMap<u128, usize> {
     owner
 }
 
+/// A day in ms.
+const DAY: f64 = 86_400_000.0;
+
 /// `2026-11-29`, the Monday of its week, or `2026-11`.
 fn period(ms: f64, by: By) -> String {
-    const DAY: f64 = 86_400_000.0;
     let day = (ms / DAY).floor();
     let at = match by {
         // 1970-01-01 was a Thursday, three days after a Monday.
@@ -268,12 +296,15 @@ fn period(ms: f64, by: By) -> String {
 fn group_rows(
     reads: &[Facts],
     order: &[usize],
-    counted: &HashMap<u128, (usize, &Record)>,
+    counted: &KeyMap<(usize, &Record)>,
     wanted: &dyn Fn(&Record) -> bool,
     by: By,
 ) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
+    // Each day's period, made once (a response's time is formatted to find its day).
+    let mut periods: HashMap<i64, String> = HashMap::new();
+    let mut period_of = |t: f64| periods.entry((t / DAY).floor() as i64).or_insert_with(|| period(t, by)).clone();
     for &k in order {
         let s = &reads[k];
         for r in &s.records {
@@ -281,7 +312,7 @@ fn group_rows(
                 continue;
             }
             let key = match by {
-                By::Day | By::Week | By::Month => r.time.map_or_else(|| "(no time)".into(), |t| period(t, by)),
+                By::Day | By::Week | By::Month => r.time.map_or_else(|| "(no time)".into(), &mut period_of),
                 By::Agent => s.summary.agent.to_string(),
                 By::Model => r.model.as_deref().filter(|m| !m.is_empty()).unwrap_or("(unknown)").to_string(),
                 By::Project => s.summary.cwd.clone().unwrap_or_else(|| "(no cwd)".into()),
@@ -315,12 +346,12 @@ fn group_rows(
 fn branch_rows(
     reads: &[Facts],
     order: &[usize],
-    counted: &HashMap<u128, (usize, &Record)>,
+    counted: &KeyMap<(usize, &Record)>,
     wanted: &dyn Fn(&Record) -> bool,
 ) -> Vec<Row> {
     // Each tip once: from the session whose file holds its line, else the first to read it.
     let mut tips: Vec<(usize, &Tip)> = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen: HashSet<u128, Keyed> = HashSet::default();
     for own in [true, false] {
         for &k in order {
             for t in reads[k].tips.iter().flatten().filter(|t| t.own == own) {
@@ -330,8 +361,12 @@ fn branch_rows(
             }
         }
     }
-    tips.sort_by_key(|&(k, _)| order.iter().position(|&o| o == k));
-    let mut paths_holding: HashMap<u128, usize> = HashMap::new();
+    let mut rank = vec![0; reads.len()];
+    for (n, &k) in order.iter().enumerate() {
+        rank[k] = n;
+    }
+    tips.sort_by_key(|&(k, _)| rank[k]);
+    let mut paths_holding: KeyMap<usize> = KeyMap::default();
     for (_, t) in &tips {
         for key in &t.keys {
             *paths_holding.entry(*key).or_default() += 1;
