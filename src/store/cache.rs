@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::hash::Hasher;
 use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -36,7 +37,7 @@ use crate::session::Source;
 /// components, which showed in a warm `ls` of ten thousand sessions).
 type Map<V> = rustc_hash::FxHashMap<OsString, V>;
 
-const MAGIC: &[u8; 16] = b"pisces-cache-v2\n";
+const MAGIC: &[u8; 16] = b"pisces-cache-v3\n";
 
 /// Which of the two caches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,11 +110,26 @@ struct Entry {
     /// The file itself first, then the others it was read with.
     files: Vec<(PathBuf, FileKey)>,
     listing: Option<u64>,
-    facts: Facts,
+    /// The session's format and agent (its summary's).
+    format: &'static str,
+    agent: &'static str,
+    /// Whether its facts hold the branch tips.
+    has_tips: bool,
+    facts: Stored,
     /// Where the entry was in the cache file read at the start, for an entry read from
     /// it: saved again as those bytes. (A hit's facts are moved out to the command, not
     /// copied: cloning every session's responses was a sixth of a warm `stats`.)
-    raw: Option<std::ops::Range<usize>>,
+    raw: Option<Range<usize>>,
+}
+
+/// An entry's facts: as this run made them, or where they are in the cache file read at
+/// the start, decoded when a session asks for them. Opening the cache decodes only what
+/// says whether an entry is usable: a warm `stats --agent codex` decoded every Claude Code
+/// response of the store first, on one thread.
+#[cfg_attr(test, derive(Clone))]
+enum Stored {
+    Facts(Box<Facts>),
+    At(Range<usize>),
 }
 
 /// What the cache holds for a session ([`Cache::lookup`]).
@@ -187,6 +203,30 @@ impl Cache {
         was.is_some_and(|was| self.key_of(path).is_ok_and(|now| now == was))
     }
 
+    /// The format and agent of the session the cache holds under `key`, read from its file
+    /// (its first) as that file is now (`None`: it holds none, or the file changed): `stats
+    /// --agent` leaves out another agent's sessions without looking at their facts.
+    pub fn format_unchanged(&self, key: &Path) -> Option<(&'static str, &'static str)> {
+        let was =
+            self.old.lock().ok().and_then(|old| {
+                old.get(key.as_os_str()).and_then(|e| Some((e.files.first()?.clone(), e.format, e.agent)))
+            });
+        let ((file, was), format, agent) = was?;
+        self.key_of(&file).is_ok_and(|now| now == was).then_some((format, agent))
+    }
+
+    /// An entry's facts, decoded from the cache file if they are there (`None`: they do
+    /// not decode, which the checksum makes all but impossible).
+    fn take_facts(&self, entry: &mut Entry) -> Option<Facts> {
+        match std::mem::replace(&mut entry.facts, Stored::Facts(Box::default())) {
+            Stored::Facts(f) => Some(*f),
+            Stored::At(r) => {
+                let bytes = self.bytes.as_ref()?.bytes().get(r)?;
+                decode_facts(bytes, entry.format, entry.agent)
+            }
+        }
+    }
+
     /// [`FileKey::of`], once per file and run.
     fn key_of(&self, path: &Path) -> std::io::Result<FileKey> {
         if let Some(k) = self.keys.lock().ok().and_then(|keys| keys.get(path.as_os_str()).copied()) {
@@ -224,12 +264,16 @@ impl Cache {
             self.dirty.store(true, Ordering::Relaxed);
             return Cached::Miss;
         };
-        let family = self.format(entry.facts.summary.format).is_none_or(|f| f.reads_family());
-        let usable = (!family || (self.listing.is_some() && entry.listing == self.listing))
-            && (!with_tips || entry.facts.tips.is_some());
+        let family = self.format(entry.format).is_none_or(|f| f.reads_family());
+        let usable =
+            (!family || (self.listing.is_some() && entry.listing == self.listing)) && (!with_tips || entry.has_tips);
         if usable && entry.files.iter().all(|(p, k)| self.key_of(p).is_ok_and(|now| now == *k)) {
+            let Some(facts) = self.take_facts(&mut entry) else {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                self.dirty.store(true, Ordering::Relaxed);
+                return Cached::Miss;
+            };
             self.hits.fetch_add(1, Ordering::Relaxed);
-            let facts = std::mem::take(&mut entry.facts);
             if let Ok(mut fresh) = self.fresh.lock() {
                 fresh.insert(path.as_os_str().to_owned(), entry);
             }
@@ -240,7 +284,11 @@ impl Cache {
         match entry.files.as_slice() {
             [(p, k)] if usable && !family => match FileKey::of_first(p, Some(k.size)) {
                 Ok(now) if (now.dev, now.ino, now.edges) == (k.dev, k.ino, k.edges) => {
-                    Cached::Grown(entry.facts, k.size)
+                    let size = k.size;
+                    match self.take_facts(&mut entry) {
+                        Some(facts) => Cached::Grown(facts, size),
+                        None => Cached::Miss,
+                    }
                 }
                 _ => Cached::Miss,
             },
@@ -270,7 +318,17 @@ impl Cache {
         facts.summary.forks = 0;
         self.dirty.store(true, Ordering::Relaxed);
         if let Ok(mut fresh) = self.fresh.lock() {
-            fresh.insert(key.as_os_str().to_owned(), Entry { files: keyed, listing: self.listing, facts, raw: None });
+            let (format, agent, has_tips) = (facts.summary.format, facts.summary.agent, facts.tips.is_some());
+            let entry = Entry {
+                files: keyed,
+                listing: self.listing,
+                format,
+                agent,
+                has_tips,
+                facts: Stored::Facts(Box::new(facts)),
+                raw: None,
+            };
+            fresh.insert(key.as_os_str().to_owned(), entry);
         }
     }
 
@@ -399,13 +457,25 @@ fn checksum(body: &[u8]) -> u64 {
 /// The cache file of `entries`; an entry read from the file at the start is copied from
 /// those bytes (`raw`).
 fn encode(entries: &[(&OsString, &Entry)], raw: &[u8]) -> Vec<u8> {
+    // (An entry read from the file has its bytes there; one made by this run, its facts.)
+    let entries: Vec<_> = entries
+        .iter()
+        .filter_map(|(path, e)| match (e.raw.clone().and_then(|r| raw.get(r)), &e.facts) {
+            (Some(bytes), _) => Some((path, e, Ok(bytes))),
+            (None, Stored::Facts(f)) => Some((path, e, Err(f))),
+            (None, Stored::At(_)) => None,
+        })
+        .collect();
     let mut o = Out(MAGIC.to_vec());
     o.u64(entries.len() as u64);
-    for (path, e) in entries {
-        if let Some(bytes) = e.raw.clone().and_then(|r| raw.get(r)) {
-            o.0.extend_from_slice(bytes);
-            continue;
-        }
+    for (path, e, what) in entries {
+        let facts = match what {
+            Ok(bytes) => {
+                o.0.extend_from_slice(bytes);
+                continue;
+            }
+            Err(facts) => facts,
+        };
         o.bytes(path.as_encoded_bytes());
         o.u32(e.files.len() as u32);
         for (p, k) in &e.files {
@@ -421,65 +491,75 @@ fn encode(entries: &[(&OsString, &Entry)], raw: &[u8]) -> Vec<u8> {
             }
             None => o.u8(0),
         }
-        let s = &e.facts.summary;
-        o.str(s.format);
-        o.str(&s.name);
-        o.str(&s.id);
-        o.opt_str(s.title.as_deref());
-        o.opt_str(s.cwd.as_deref());
-        o.opt_f64(s.started);
-        o.opt_f64(s.last_active);
-        o.u64(s.entries as u64);
-        o.u64(s.leaves as u64);
-        o.opt_str(s.parent.as_deref());
-        o.u32(s.models.len() as u32);
-        for m in &s.models {
-            o.str(m);
+        o.str(e.format);
+        o.u8(e.has_tips as u8);
+        let body = encode_facts(facts);
+        o.u64(body.len() as u64);
+        o.0.extend_from_slice(&body);
+    }
+    let sum = checksum(&o.0);
+    o.u64(sum);
+    o.0
+}
+
+/// An entry's facts, as [`decode_facts`] reads them.
+fn encode_facts(facts: &Facts) -> Vec<u8> {
+    let mut o = Out(Vec::new());
+    let s = &facts.summary;
+    o.str(&s.name);
+    o.str(&s.id);
+    o.opt_str(s.title.as_deref());
+    o.opt_str(s.cwd.as_deref());
+    o.opt_f64(s.started);
+    o.opt_f64(s.last_active);
+    o.u64(s.entries as u64);
+    o.u64(s.leaves as u64);
+    o.opt_str(s.parent.as_deref());
+    o.u32(s.models.len() as u32);
+    for m in &s.models {
+        o.str(m);
+    }
+    o.totals(&s.totals);
+    o.u64(s.warnings as u64);
+    // Responses: their models once, then each response with its model's number.
+    let mut models: Vec<&str> = Vec::new();
+    let mut index: HashMap<&str, u32> = HashMap::new();
+    for r in &facts.records {
+        if let Some(m) = r.model.as_deref() {
+            index.entry(m).or_insert_with(|| {
+                models.push(m);
+                models.len() as u32
+            });
         }
-        o.totals(&s.totals);
-        o.u64(s.warnings as u64);
-        // Responses: their models once, then each response with its model's number.
-        let mut models: Vec<&str> = Vec::new();
-        let mut index: HashMap<&str, u32> = HashMap::new();
-        for r in &e.facts.records {
-            if let Some(m) = r.model.as_deref() {
-                index.entry(m).or_insert_with(|| {
-                    models.push(m);
-                    models.len() as u32
-                });
-            }
-        }
-        o.u32(models.len() as u32);
-        for m in &models {
-            o.str(m);
-        }
-        o.u64(e.facts.records.len() as u64);
-        for r in &e.facts.records {
-            o.u128(r.key);
-            o.opt_f64(r.time);
-            o.u32(r.model.as_deref().map_or(0, |m| index[m]));
-            o.totals(&r.totals);
-            o.u8(r.copied as u8);
-        }
-        match &e.facts.tips {
-            None => o.u8(0),
-            Some(tips) => {
-                o.u8(1);
-                o.u64(tips.len() as u64);
-                for t in tips {
-                    o.str(&t.rev);
-                    o.u128(t.identity);
-                    o.u8(t.own as u8);
-                    o.u64(t.keys.len() as u64);
-                    for k in &t.keys {
-                        o.u128(*k);
-                    }
+    }
+    o.u32(models.len() as u32);
+    for m in &models {
+        o.str(m);
+    }
+    o.u64(facts.records.len() as u64);
+    for r in &facts.records {
+        o.u128(r.key);
+        o.opt_f64(r.time);
+        o.u32(r.model.as_deref().map_or(0, |m| index[m]));
+        o.totals(&r.totals);
+        o.u8(r.copied as u8);
+    }
+    match &facts.tips {
+        None => o.u8(0),
+        Some(tips) => {
+            o.u8(1);
+            o.u64(tips.len() as u64);
+            for t in tips {
+                o.str(&t.rev);
+                o.u128(t.identity);
+                o.u8(t.own as u8);
+                o.u64(t.keys.len() as u64);
+                for k in &t.keys {
+                    o.u128(*k);
                 }
             }
         }
     }
-    let sum = checksum(&o.0);
-    o.u64(sum);
     o.0
 }
 
@@ -548,13 +628,20 @@ impl<'a> In<'a> {
 }
 
 /// [`decode`] of `body` framed as a cache file is (MAGIC, `body`, its checksum), so that the
-/// fuzzer reaches the body's parser (`crate::fuzzing`).
+/// fuzzer reaches the body's parser (`crate::fuzzing`), and every entry's facts decoded.
 pub(crate) fn decode_framed(body: &[u8], formats: &'static [&'static dyn Format]) -> usize {
     let mut b = MAGIC.to_vec();
     b.extend_from_slice(body);
     let sum = checksum(&b);
     b.extend_from_slice(&sum.to_le_bytes());
-    decode(&b, formats).map_or(0, |m| m.len())
+    let Some(entries) = decode(&b, formats) else { return 0 };
+    entries
+        .values()
+        .filter(|e| match &e.facts {
+            Stored::At(r) => b.get(r.clone()).and_then(|f| decode_facts(f, e.format, e.agent)).is_some(),
+            Stored::Facts(_) => true,
+        })
+        .count()
 }
 
 fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<Map<Entry>> {
@@ -581,57 +668,79 @@ fn decode(b: &[u8], formats: &'static [&'static dyn Format]) -> Option<Map<Entry
         let listing = i.opt(|i| i.u64())?;
         let format = i.string()?;
         let info = formats.iter().map(|f| f.info()).find(|f| f.name == format)?;
-        let mut s = Summary { agent: info.agent, format: info.name, ..Summary::default() };
-        s.name = i.string()?;
-        s.id = i.string()?;
-        s.title = i.opt(|i| i.string())?;
-        s.cwd = i.opt(|i| i.string())?;
-        s.started = i.opt(|i| i.f64())?;
-        s.last_active = i.opt(|i| i.f64())?;
-        s.entries = usize::try_from(i.u64()?).ok()?;
-        s.leaves = usize::try_from(i.u64()?).ok()?;
-        s.parent = i.opt(|i| i.string())?;
-        let nm = i.u32()?;
-        let nm = i.count(u64::from(nm), 4)?;
-        s.models = (0..nm).map(|_| i.string()).collect::<Option<_>>()?;
-        s.totals = i.totals()?;
-        s.warnings = usize::try_from(i.u64()?).ok()?;
-        let nm = i.u32()?;
-        let nm = i.count(u64::from(nm), 4)?;
-        let models: Vec<std::sync::Arc<str>> = (0..nm).map(|_| i.string().map(Into::into)).collect::<Option<_>>()?;
-        let nr = i.u64()?;
-        let nr = i.count(nr, 70)?;
-        let mut records = Vec::with_capacity(nr);
-        for _ in 0..nr {
-            let key = i.u128()?;
-            let time = i.opt(|i| i.f64())?;
-            let model = match i.u32()? {
-                0 => None,
-                k => Some(models.get(k as usize - 1)?.clone()),
-            };
-            let totals = i.totals()?;
-            let copied = i.u8()? == 1;
-            records.push(Record { key, time, model, totals, copied });
-        }
-        let tips = i.opt(|i| {
-            let nt = i.u64()?;
-            let nt = i.count(nt, 29)?;
-            let mut tips = Vec::with_capacity(nt);
-            for _ in 0..nt {
-                let rev = i.string()?;
-                let identity = i.u128()?;
-                let own = i.u8()? == 1;
-                let nk = i.u64()?;
-                let nk = i.count(nk, 16)?;
-                let keys = (0..nk).map(|_| i.u128()).collect::<Option<_>>()?;
-                tips.push(Tip { rev, identity, keys, own });
-            }
-            Some(tips)
-        })?;
-        let raw = Some(start..i.at);
-        out.insert(path, Entry { files, listing, facts: Facts { summary: s, records, tips }, raw });
+        let has_tips = i.u8()? == 1;
+        let len = i.u64()?;
+        let len = i.count(len, 1)?;
+        let from = i.at;
+        i.take(len)?;
+        out.insert(
+            path,
+            Entry {
+                files,
+                listing,
+                format: info.name,
+                agent: info.agent,
+                has_tips,
+                facts: Stored::At(from..i.at),
+                raw: Some(start..i.at),
+            },
+        );
     }
     (i.at == body.len()).then_some(out)
+}
+
+/// The facts [`encode_facts`] wrote, of a session of this format and agent (`None`: they
+/// do not read so).
+fn decode_facts(b: &[u8], format: &'static str, agent: &'static str) -> Option<Facts> {
+    let mut i = In { b, at: 0 };
+    let mut s = Summary { agent, format, ..Summary::default() };
+    s.name = i.string()?;
+    s.id = i.string()?;
+    s.title = i.opt(|i| i.string())?;
+    s.cwd = i.opt(|i| i.string())?;
+    s.started = i.opt(|i| i.f64())?;
+    s.last_active = i.opt(|i| i.f64())?;
+    s.entries = usize::try_from(i.u64()?).ok()?;
+    s.leaves = usize::try_from(i.u64()?).ok()?;
+    s.parent = i.opt(|i| i.string())?;
+    let nm = i.u32()?;
+    let nm = i.count(u64::from(nm), 4)?;
+    s.models = (0..nm).map(|_| i.string()).collect::<Option<_>>()?;
+    s.totals = i.totals()?;
+    s.warnings = usize::try_from(i.u64()?).ok()?;
+    let nm = i.u32()?;
+    let nm = i.count(u64::from(nm), 4)?;
+    let models: Vec<std::sync::Arc<str>> = (0..nm).map(|_| i.string().map(Into::into)).collect::<Option<_>>()?;
+    let nr = i.u64()?;
+    let nr = i.count(nr, 70)?;
+    let mut records = Vec::with_capacity(nr);
+    for _ in 0..nr {
+        let key = i.u128()?;
+        let time = i.opt(|i| i.f64())?;
+        let model = match i.u32()? {
+            0 => None,
+            k => Some(models.get(k as usize - 1)?.clone()),
+        };
+        let totals = i.totals()?;
+        let copied = i.u8()? == 1;
+        records.push(Record { key, time, model, totals, copied });
+    }
+    let tips = i.opt(|i| {
+        let nt = i.u64()?;
+        let nt = i.count(nt, 29)?;
+        let mut tips = Vec::with_capacity(nt);
+        for _ in 0..nt {
+            let rev = i.string()?;
+            let identity = i.u128()?;
+            let own = i.u8()? == 1;
+            let nk = i.u64()?;
+            let nk = i.count(nk, 16)?;
+            let keys = (0..nk).map(|_| i.u128()).collect::<Option<_>>()?;
+            tips.push(Tip { rev, identity, keys, own });
+        }
+        Some(tips)
+    })?;
+    (i.at == b.len()).then_some(Facts { summary: s, records, tips })
 }
 
 #[cfg(test)]
@@ -657,19 +766,31 @@ mod tests {
             tips: Some(vec![Tip { rev: "abc".into(), identity: 9, keys: vec![7], own: true }]),
         };
         let key = FileKey { dev: 1, ino: 2, size: 3, mtime_ns: 4, edges: 5 };
-        let e = Entry { files: vec![("a.jsonl".into(), key)], listing: Some(3), facts, raw: None };
+        let e = Entry {
+            files: vec![("a.jsonl".into(), key)],
+            listing: Some(3),
+            format: "pi",
+            agent: "pi",
+            has_tips: true,
+            facts: Stored::Facts(Box::new(facts)),
+            raw: None,
+        };
         let p = OsString::from("a.jsonl");
         encode(&[(&p, &e)], &[])
     }
 
     #[test]
     fn what_is_written_reads_back() {
-        let got = decode(&sample(), crate::formats::all()).expect("a cache that reads back");
+        let bytes = sample();
+        let got = decode(&bytes, crate::formats::all()).expect("a cache that reads back");
         let e = &got[std::ffi::OsStr::new("a.jsonl")];
-        assert_eq!(e.facts.records[0].model.as_deref(), Some("m"));
-        assert_eq!(e.facts.tips.as_ref().unwrap()[0].keys, vec![7]);
-        assert_eq!(e.listing, Some(3));
-        assert_eq!(e.facts.summary.title.as_deref(), Some("t"));
+        assert_eq!((e.listing, e.format, e.agent, e.has_tips), (Some(3), "pi", "pi", true));
+        let Stored::At(at) = e.facts.clone() else { panic!("facts are decoded when asked for") };
+        let facts = decode_facts(&bytes[at], e.format, e.agent).expect("facts that read back");
+        assert_eq!(facts.records[0].model.as_deref(), Some("m"));
+        assert_eq!(facts.tips.as_ref().unwrap()[0].keys, vec![7]);
+        assert_eq!(facts.summary.title.as_deref(), Some("t"));
+        assert_eq!((facts.summary.format, facts.summary.agent), ("pi", "pi"));
     }
 
     /// An entry read from the file is saved as its bytes, with its facts moved out (as a
@@ -679,7 +800,7 @@ mod tests {
         let bytes = sample();
         let mut got = decode(&bytes, crate::formats::all()).expect("a cache that reads back");
         let (path, mut e) = got.drain().next().unwrap();
-        let _taken = std::mem::take(&mut e.facts);
+        e.facts = Stored::Facts(Box::default());
         assert_eq!(encode(&[(&path, &e)], &bytes), bytes);
     }
 
@@ -700,7 +821,9 @@ mod tests {
             for x in [0x01, 0x80, 0xff] {
                 let mut bad = good.clone();
                 bad[k] ^= x;
-                let _ = decode(&reseal(bad), crate::formats::all());
+                let bad = reseal(bad);
+                let _ = decode(&bad, crate::formats::all());
+                let _ = decode_framed(&bad[MAGIC.len()..bad.len() - 8], crate::formats::all());
             }
         }
     }

@@ -144,19 +144,13 @@ pub fn hash128(format: &str, key: &str) -> u128 {
     (u128::from(half(0)) << 64) | u128::from(half(1))
 }
 
-/// The facts of the session at `w`: from the cache when it holds them for the files as
-/// they are now, else read (and given to the cache).
-pub fn read(
-    w: &Where,
-    formats: &'static [&'static dyn Format],
-    need: Need,
-    cache: Option<&Cache>,
-) -> Result<Facts, String> {
-    // Where the facts are cached: under the session's file; a session in a database
-    // (OpenClaw's, one per agent) under `<database>#<agent>/<id>`, keyed on the database
-    // file, so that any write to it reads its sessions again. Not while a writer's log
-    // (`-wal`) is there: rows in it are not in the database file yet.
-    let (key, file) = match w {
+/// Where the facts of the session at `w` are cached, and the file they are keyed on: under
+/// the session's file; a session in a database (OpenClaw's, one per agent) under
+/// `<database>#<agent>/<id>`, keyed on the database file, so that any write to it reads its
+/// sessions again. Not while a writer's log (`-wal`) is there: rows in it are not in the
+/// database file yet.
+pub fn cache_key(w: &Where) -> (Option<PathBuf>, Option<&std::path::Path>) {
+    match w {
         Where::File(p) => (Some(p.clone()), Some(p.as_path())),
         Where::Stored { db, agent, id } => {
             let wal = PathBuf::from(format!("{}-wal", db.display()));
@@ -165,7 +159,18 @@ pub fn read(
                 false => (Some(PathBuf::from(format!("{}#{agent}/{id}", db.display()))), Some(db.as_path())),
             }
         }
-    };
+    }
+}
+
+/// The facts of the session at `w`: from the cache when it holds them for the files as
+/// they are now, else read (and given to the cache).
+pub fn read(
+    w: &Where,
+    formats: &'static [&'static dyn Format],
+    need: Need,
+    cache: Option<&Cache>,
+) -> Result<Facts, String> {
+    let (key, file) = cache_key(w);
     let mut grown = None;
     if let (Some(c), Some(k)) = (cache, &key) {
         match c.lookup(k, need.tips) {

@@ -41,7 +41,12 @@ impl Filter {
 /// `s` is of one of `agents` (a format's short name or its agent's name, any case), or
 /// none are asked for.
 pub(crate) fn agent_matches(agents: &[String], s: &Summary) -> bool {
-    agents.is_empty() || agents.iter().any(|a| a.eq_ignore_ascii_case(s.format) || a.eq_ignore_ascii_case(s.agent))
+    is_of(agents, s.format, s.agent)
+}
+
+/// A session of this format and agent is one of `agents` (none: every agent's).
+pub(crate) fn is_of(agents: &[String], format: &str, agent: &str) -> bool {
+    agents.is_empty() || agents.iter().any(|a| a.eq_ignore_ascii_case(format) || a.eq_ignore_ascii_case(agent))
 }
 
 /// `s` ran in `cwd`, or no directory is asked for.

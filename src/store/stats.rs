@@ -124,6 +124,14 @@ pub fn stats(
         sessions,
         threads,
         |k, w| {
+            // A session the cache holds as it is, of another agent than those asked for, is
+            // left out unread, as its facts would be.
+            if let (Some(c), (Some(key), _)) = (cache, facts::cache_key(w)) {
+                let other = |(format, agent)| !super::list::is_of(&filter.agent, format, agent);
+                if c.format_unchanged(&key).is_some_and(other) {
+                    return None;
+                }
+            }
             super::may_be_of(w, heads.get(k).copied(), agents, formats)
                 .then(|| facts::read(w, formats, Need { records: true, tips: by == By::Branch }, cache))
         },

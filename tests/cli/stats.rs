@@ -167,6 +167,26 @@ fn agent_filter() -> TestResult {
             format!("--agent {key}: {} ; its row: {row}", one["total"])
         })?;
     }
+    // From the cache: the same totals, and only that agent's sessions answered for (the
+    // others, held as they are, are left out unread).
+    let cache = tempfile::tempdir()?;
+    let cached = |extra: &[&str]| -> Result<Value, libtest_mimic::Failed> {
+        let mut all = vec!["stats", "--all", "--format", "json"];
+        all.extend(extra);
+        stdout_json(&at_home().env("XDG_CACHE_HOME", cache.path()).args(&all).output()?)
+    };
+    cached(&[])?;
+    let every = cached(&[])?;
+    check(every["cached"] == every["sessions"] && every["sessions"].as_u64() > Some(4), || format!("{every}"))?;
+    for row in &rows {
+        let key = row["key"].as_str().unwrap_or_default();
+        let one = cached(&["--agent", key])?;
+        let fine = one["total"]["usage"] == row["usage"]
+            && one["total"]["responses"] == row["responses"]
+            && one["cached"] == one["sessions"]
+            && one["sessions"].as_u64() < every["sessions"].as_u64();
+        check(fine, || format!("--agent {key} from the cache: {one} ; its row: {row}"))?;
+    }
     let home = tempfile::tempdir()?;
     let claude = home.path().join(".claude/projects/-w");
     let pi = home.path().join(".pi/agent/sessions/--w--");
