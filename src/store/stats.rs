@@ -126,9 +126,9 @@ pub fn stats(
         |k, w| {
             // A session the cache holds as it is, of another agent than those asked for, is
             // left out unread, as its facts would be.
-            if let (Some(c), (Some(key), _)) = (cache, facts::cache_key(w)) {
+            if let Some(c) = cache.filter(|_| !filter.agent.is_empty()) {
                 let other = |(format, agent)| !super::list::is_of(&filter.agent, format, agent);
-                if c.format_unchanged(&key).is_some_and(other) {
+                if facts::cache_key(w).0.and_then(|key| c.format_unchanged(&key)).is_some_and(other) {
                     return None;
                 }
             }
