@@ -253,12 +253,12 @@ impl Codex {
 /// refuses a lone surrogate, which the validator lets through as `JSON.parse` does).
 ///
 /// Parsing a `Value` of a line builds every string and map in it, seven times the cost of
-/// skipping them. A reader that wants a few fields deserializes only those, typed, from a
-/// line that passes this: it gets what the whole parse gives, or an error where the line's
-/// shape is not the usual one (a repeated key, a field of another type), and then parses
-/// the line whole. The check matters because the typed parse skips the rest of the line
+/// skipping them. A reader that wants a few fields walks the line to them
+/// ([`crate::session::walk`]) when it passes this, and reads what the whole parse gives (a
+/// repeated key's last value, as a `Value` keeps it, or the line left to the parse); a line
+/// with an escaped key where it looks is parsed whole. The check matters because a walk skips the rest of the line
 /// unchecked, and a line that serde_json cannot read must fail as it always did.
-pub fn whole_line(raw: &[u8]) -> Option<&str> {
+fn whole_line(raw: &[u8]) -> Option<&str> {
     if !matches!(validate(raw), Verdict::Whole { .. }) {
         return None;
     }
