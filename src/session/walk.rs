@@ -77,14 +77,7 @@ pub fn value_end(b: &[u8], i: usize) -> Option<usize> {
 /// or with [`value_end`]), or `None` to give up. Returns the end of the object; `None` also
 /// for a key with an escape (a reader wanting exact keys leaves such a line to a parser).
 pub fn object<'b>(b: &'b [u8], i: usize, mut f: impl FnMut(&'b [u8], usize) -> Option<usize>) -> Option<usize> {
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    let mut i = skip_ws(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        return Some(i + 1);
-    }
-    loop {
+    members(b, i, b'{', b'}', |i| {
         if b.get(i) != Some(&b'"') {
             return None;
         }
@@ -93,36 +86,50 @@ pub fn object<'b>(b: &'b [u8], i: usize, mut f: impl FnMut(&'b [u8], usize) -> O
         if memchr::memchr(b'\\', key).is_some() {
             return None;
         }
-        i = skip_ws(b, end);
+        let i = skip_ws(b, end);
         if b.get(i) != Some(&b':') {
             return None;
         }
-        i = skip_ws(b, f(key, skip_ws(b, i + 1))?);
+        f(key, skip_ws(b, i + 1))
+    })
+}
+
+/// Walks the array at `b[i] == '['` as [`object`] walks an object: `f(at)` for each element.
+pub fn array(b: &[u8], i: usize, f: impl FnMut(usize) -> Option<usize>) -> Option<usize> {
+    members(b, i, b'[', b']', f)
+}
+
+/// The members of the object or array at `b[i] == open`, each read by `member(at)`, which
+/// returns where it ends; the end of the whole.
+fn members(b: &[u8], i: usize, open: u8, close: u8, mut member: impl FnMut(usize) -> Option<usize>) -> Option<usize> {
+    if b.get(i) != Some(&open) {
+        return None;
+    }
+    let mut i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&close) {
+        return Some(i + 1);
+    }
+    loop {
+        i = skip_ws(b, member(i)?);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
-            Some(b'}') => return Some(i + 1),
+            Some(&c) if c == close => return Some(i + 1),
             _ => return None,
         }
     }
 }
 
-/// Walks the array at `b[i] == '['` as [`object`] walks an object: `f(at)` for each element.
-pub fn array(b: &[u8], i: usize, mut f: impl FnMut(usize) -> Option<usize>) -> Option<usize> {
-    if b.get(i) != Some(&b'[') {
-        return None;
-    }
-    let mut i = skip_ws(b, i + 1);
-    if b.get(i) == Some(&b']') {
-        return Some(i + 1);
-    }
-    loop {
-        i = skip_ws(b, f(i)?);
-        match b.get(i) {
-            Some(b',') => i = skip_ws(b, i + 1),
-            Some(b']') => return Some(i + 1),
-            _ => return None,
+/// Where the last value of each of `keys` starts in the object at `b[at] == '{'` (a
+/// repeated key's last, as a parsed `Value` keeps it); `None` as [`object`] gives up.
+pub fn last_values<const N: usize>(b: &[u8], at: usize, keys: [&[u8]; N]) -> Option<[Option<usize>; N]> {
+    let mut found = [None; N];
+    object(b, at, |k, v| {
+        if let Some(n) = keys.iter().position(|&x| x == k) {
+            found[n] = Some(v);
         }
-    }
+        value_end(b, v)
+    })?;
+    Some(found)
 }
 
 /// The characters of the JSON string at `s[i] == '"'`, decoded one at a time, so that a

@@ -214,38 +214,28 @@ pub fn is_reply(s: &Session, c: &Codex, i: EntryIdx) -> Option<bool> {
 /// [`is_reply`] of a response item's line.
 fn reply_walked(raw: &[u8]) -> Option<bool> {
     super::whole_line(raw)?;
-    // The last value of each key, where it starts.
-    let fields = |at: usize, keys: &[&[u8]]| -> Option<Vec<Option<usize>>> {
-        let mut found = vec![None; keys.len()];
-        walk::object(raw, at, |k, v| {
-            if let Some(n) = keys.iter().position(|&x| x == k) {
-                found[n] = Some(v);
-            }
-            walk::value_end(raw, v)
-        })?;
-        Some(found)
-    };
-    // A string value without escapes (`Some(None)`: not a string).
+    // A string value without escapes (`Some(None)`: not a string; `None`: escaped).
     let text = |at: Option<usize>| -> Option<Option<&[u8]>> {
-        let Some(at) = at.filter(|&at| raw[at] == b'"') else { return Some(None) };
-        let inner = &raw[at + 1..walk::string_end(raw, at)? - 1];
-        memchr::memchr(b'\\', inner).is_none().then_some(Some(inner))
+        match at.filter(|&at| raw[at] == b'"') {
+            Some(at) => super::load::plain_bytes(raw, at).map(|(s, _)| Some(s)),
+            None => Some(None),
+        }
     };
     let start = walk::skip_ws(raw, 0);
     if raw[start] != b'{' {
         return None;
     }
-    let top = fields(start, &[b"type", b"payload"])?;
-    let item = match (text(top[0])?, top[1]) {
+    let [ty, payload] = walk::last_values(raw, start, [b"type", b"payload"])?;
+    let item = match (text(ty)?, payload) {
         (Some(b"response_item"), Some(p)) => p,
         _ => start,
     };
     if raw[item] != b'{' {
         return Some(false);
     }
-    let f = fields(item, &[b"type", b"role"])?;
-    Some(match text(f[0])? {
-        Some(b"message") => text(f[1])? == Some(b"assistant"),
+    let [ty, role] = walk::last_values(raw, item, [b"type", b"role"])?;
+    Some(match text(ty)? {
+        Some(b"message") => text(role)? == Some(b"assistant"),
         Some(b"reasoning") => true,
         Some(t) => std::str::from_utf8(t).is_ok_and(super::load::is_call),
         None => false,

@@ -101,7 +101,7 @@ struct Scanned {
 }
 
 /// The bytes of a string value at `b[i]` without escapes, and where it ends.
-fn plain_bytes(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
+pub(super) fn plain_bytes(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }

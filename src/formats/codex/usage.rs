@@ -97,16 +97,9 @@ fn usage_walked(raw: &[u8], kind: Kind) -> Option<Option<Value>> {
         if raw.get(at) != Some(&b'{') {
             return Some(None);
         }
-        let mut found = None;
-        walk::object(raw, at, |k, v| {
-            if k == *key {
-                found = Some(v);
-            }
-            walk::value_end(raw, v)
-        })?;
-        match found {
-            Some(v) => at = v,
-            None => return Some(None),
+        match walk::last_values(raw, at, [*key])? {
+            [Some(v)] => at = v,
+            [None] => return Some(None),
         }
     }
     let end = walk::value_end(raw, at)?;
