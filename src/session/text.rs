@@ -91,13 +91,14 @@ pub fn short_ids<'s>(all: impl Iterator<Item = &'s str>, wanted: &[&str], min: u
     for s in &mut same {
         s.sort_unstable();
     }
+    let mut sorted = None;
     wanted
         .iter()
         .map(|&id| {
             // A zero byte in the first eight is the padding's, to the numbers: sorted.
             if id.as_bytes().iter().take(8).any(|&b| b == 0) {
-                let sorted = sorted_ids(everything.iter().copied());
-                return short_id(id, &sorted, min);
+                let sorted = sorted.get_or_insert_with(|| sorted_ids(everything.iter().copied()));
+                return short_id(id, sorted, min);
             }
             let k = heads.binary_search(&head(id)).unwrap_or_default();
             let Ok(pos) = same[k].binary_search(&id) else { return id.to_string() };

@@ -198,9 +198,7 @@ impl Cache {
     /// Whether the cache holds facts for the file at `path`, read from it as it is now
     /// (so it is a session: it was read as one).
     pub fn holds_unchanged(&self, path: &Path) -> bool {
-        let was =
-            self.old.lock().ok().and_then(|old| old.get(path.as_os_str()).and_then(|e| e.files.first()).map(|f| f.1));
-        was.is_some_and(|was| self.key_of(path).is_ok_and(|now| now == was))
+        self.format_unchanged(path).is_some()
     }
 
     /// The format and agent of the session the cache holds under `key`, read from its file
