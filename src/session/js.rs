@@ -226,6 +226,33 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// JS `Number.prototype.toFixed(1)` for a finite `x` ≥ 0 below 10²¹: the decimal with one
+/// digit nearest to `x`'s exact value, and of two equally near the larger. Rust's `{:.1}`
+/// takes the even one of two, which differs only when `x` is exactly halfway, that is
+/// when `x` is an odd number of quarters (x × 10 = k + ½ needs x = j / 4, j odd).
+pub fn to_fixed1(x: f64) -> String {
+    let quarters = x * 4.0;
+    if quarters.fract() == 0.0 && quarters.abs() < 9.0e15 && (quarters as i64) % 2 != 0 {
+        let tenths = (quarters as i64 * 5 + 1) / 2;
+        return format!("{}.{}", tenths / 10, tenths % 10);
+    }
+    format!("{x:.1}")
+}
+
+/// JS `Number.prototype.toLocaleString()` of an integer in the `en-US` locale (omp runs
+/// with it): groups of three digits with commas.
+pub fn locale_integer(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// JS `String.prototype.trim` whitespace (used to find blank lines as pi does).
 pub fn is_js_whitespace(c: char) -> bool {
     matches!(
@@ -469,6 +496,18 @@ fn replace_lone_surrogates(text: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The answers are Node's (`(x).toFixed(1)`, `(n).toLocaleString()`), ties included:
+    /// 1.25 and 0.75 are exactly halfway and go up; 1.45 and 3.05 are just below halfway.
+    #[test]
+    fn to_fixed1_and_locale_integer_are_node_s() {
+        for (x, want) in [(1.25, "1.3"), (3.05, "3.0"), (1.45, "1.4"), (0.75, "0.8"), (2.5, "2.5"), (0.0, "0.0")] {
+            assert_eq!(to_fixed1(x), want, "{x}");
+        }
+        assert_eq!(locale_integer(1_234_567), "1,234,567");
+        assert_eq!(locale_integer(12), "12");
+        assert_eq!(locale_integer(100_000), "100,000");
+    }
 
     #[test]
     fn dates_parse_like_js() {

@@ -29,8 +29,22 @@ fn files() -> BTreeMap<String, PathBuf> {
     v.as_object().unwrap().iter().map(|(k, p)| (k.clone(), corpus().join(p.as_str().unwrap()))).collect()
 }
 
+/// A record the oracle wrote: `NAME.json`, or `NAME.json.zst` when it is large
+/// (tools/omp-oracle/oracle.py `write_record`).
+fn record(dir: &str, name: &str) -> Value {
+    let plain = corpus().join(dir).join(format!("{name}.json"));
+    if plain.exists() {
+        return read_json(&plain);
+    }
+    let packed = fs::read(plain.with_extension("json.zst")).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut ruzstd::decoding::StreamingDecoder::new(packed.as_slice()).unwrap(), &mut text)
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 fn golden(name: &str) -> Value {
-    read_json(&corpus().join("goldens").join(format!("{name}.json")))
+    record("goldens", name)
 }
 
 fn file(name: &str) -> PathBuf {
@@ -48,6 +62,7 @@ pub fn trials() -> Vec<Trial> {
     trials.extend([
         Trial::test("omp::title_leaf_and_tree_as_omp_reads_them", titles_and_trees),
         Trial::test("omp::missing_blob_is_named_and_kept_as_a_reference", missing_blob),
+        Trial::test("omp::missing_snapcompact_frame_is_named", missing_frame),
         Trial::test("omp::show_names_a_spilled_output_and_its_file", spilled),
         Trial::test("omp::found_by_id_in_its_store_and_archive", found_by_id),
         Trial::test("omp::check_sees_pruning_in_place", check_pruned),
@@ -122,7 +137,7 @@ fn titles_and_trees() -> TestResult {
 /// pisces's fork at each message entry (and `--all`) is what omp reopens with the source's
 /// context at that entry and its title; pisces still writes those lines.
 fn forks_match(name: &str) -> TestResult {
-    let doc = read_json(&corpus().join("forks").join(format!("{name}.json")));
+    let doc = record("forks", name);
     let source = corpus().join(doc["source"].as_str().unwrap());
     let forks = doc["forks"].as_array().unwrap();
     check(!forks.is_empty(), || "no forks recorded".into())?;
@@ -193,6 +208,21 @@ fn missing_blob() -> TestResult {
     // With the store's blobs, the image is its bytes.
     let full = path_json(&f, Some("@"))?;
     check(!full["messages"].to_string().contains("blob:sha256:"), || "the blob was not resolved".into())
+}
+
+/// A snapcompact frame whose blob is missing (the derived corpus file): omp's context
+/// says so in its place (checked by `context::`), and pisces names the entry on stderr.
+fn missing_frame() -> TestResult {
+    let f = file("14-snapcompact-missing-frame");
+    let o = run(&["path", f.to_str().unwrap(), "--format", "json"]);
+    check(o.status.success(), || stderr(&o))?;
+    let err = stderr(&o);
+    check(err.contains("image blob sha256:000000000000") && err.contains("archived frame is unavailable"), || {
+        err.clone()
+    })?;
+    // The file it was derived from has every frame.
+    let full = run(&["path", file("14-snapcompact").to_str().unwrap()]);
+    check(full.status.success() && stderr(&full).is_empty(), || stderr(&full))
 }
 
 /// `show` names the file a spilled output is in (`artifact://N`), whose size is the

@@ -5,8 +5,12 @@
 // parseSessionContent folds the 256-byte title slot into the header, migrateToCurrentVersion,
 // resolveBlobRefsInEntries against getBlobsDir() = $HOME/.omp/agent/blobs, builds the entry
 // index whose leaf is the last entry). Every context is omp's buildSessionContext from
-// session-context.ts with its default options (the LLM context, not transcript mode), called as
-// buildSessionContext(manager.getEntries(), leaf). Nothing here reimplements omp's rules.
+// session-context.ts in the LLM-context mode (not transcript mode), called as
+// SessionManager.buildSessionContext calls it: buildSessionContext(manager.getEntries(), leaf,
+// undefined, {resolveFrameData}), where resolveFrameData is omp's lazyImageDataSync over the blob
+// store (getBlobsDir()). That option is how omp itself puts a snapcompact archive's frames back
+// from their blobs when it rebuilds the context (the loader leaves frames as references).
+// Nothing here reimplements omp's rules.
 //
 // A `.jsonl.gz` (omp gc's archive) is gunzipped to a scratch `.jsonl` beside it first: omp itself
 // only ever reads archived sessions' headers (gc-cli.ts scanArchivedSession), so the golden of an
@@ -17,6 +21,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { gunzipSync } from "node:zlib";
+import { getBlobsDir } from "@oh-my-pi/pi-utils";
+import { BlobStore, lazyImageDataSync } from "@oh-my-pi/pi-coding-agent/session/blob-store";
 import { buildSessionContext } from "@oh-my-pi/pi-coding-agent/session/session-context";
 import type { SessionTreeNode } from "@oh-my-pi/pi-coding-agent/session/session-entries";
 import { listSessions } from "@oh-my-pi/pi-coding-agent/session/session-listing";
@@ -76,8 +82,11 @@ const tree: unknown[] = [];
 flatten(manager.getTree(), 0, tree);
 
 const defaultLeaf = manager.getLeafId();
+const blobs = new BlobStore(getBlobsDir());
 function context(leaf: string | null, isDefault = false) {
-	const ctx = buildSessionContext(entries, leaf);
+	const ctx = buildSessionContext(entries, leaf, undefined, {
+		resolveFrameData: (data: string) => lazyImageDataSync(blobs, data),
+	});
 	const row: Record<string, unknown> = { leaf };
 	if (isDefault) row.default = true;
 	return { ...row, ...ctx };

@@ -43,7 +43,7 @@ def main(names):
     for name, rel in files.items():
         if names and name not in names:
             continue
-        golden = json.loads((oracle.OUT / "goldens" / f"{name}.json").read_text())
+        golden = json.loads(oracle.read_record(oracle.OUT / "goldens" / f"{name}.json"))
         source = scratch / Path(rel).relative_to("home")
         points = [(n["id"], "branch") for n in golden["tree"] if n["type"] == "message"] + [(None, "whole")]
         forks = []
@@ -68,7 +68,7 @@ def main(names):
                         "header": d["header"], "messages": default["messages"]},
             })
         doc = {"name": name, "source": rel, "forks": forks}
-        (out_dir / f"{name}.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        oracle.write_record(out_dir / f"{name}.json", json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         print(f"forks {name}: {len(forks)}", flush=True)
     if oracle.digest(oracle.OUT / "home") != before:
         raise SystemExit("the corpus changed while the forks were made")

@@ -5,6 +5,8 @@
   python3 tools/omp-oracle/oracle.py corpus    # scenarios/*.ts -> testdata/omp-18.2.3/home/.omp/agent/...
   python3 tools/omp-oracle/oracle.py goldens   # dump.ts on every file -> testdata/omp-18.2.3/goldens/NAME.json
   python3 tools/omp-oracle/oracle.py all       # corpus, then goldens
+  python3 tools/omp-oracle/oracle.py corpus SCENARIO...   # only those scenarios again; the rest is kept
+  python3 tools/omp-oracle/oracle.py goldens NAME...      # only those files' goldens
 
 Every scenario runs omp's own SDK with omp's mock provider, with HOME=/home/dev, cwd
 /home/dev/projects/<scenario>, an empty environment and no network (`unshare -n`, so any
@@ -31,6 +33,10 @@ SCRATCH = CLIENTS / "omp-oracle"
 HOME = Path("/home/dev")  # neutral path: what the files say
 AGENT_DIRS = ["sessions", "blobs", "archive"]  # what is kept of ~/.omp/agent
 FORBIDDEN = re.compile(rb"(?<![\w.\-/~])/(?:root|work|tmp)\b")  # an absolute path of this machine
+# A JSON record larger than this is kept zstd-compressed (NAME.json.zst, `zstd -19 --long`):
+# a context repeats the conversation before it, so a long session's goldens grow with its
+# square, and a snapcompact one repeats its frames' base64 in every context after it.
+COMPRESS_OVER = 1 << 20
 
 
 def sh(cmd, **kw):
@@ -77,6 +83,8 @@ def check_paths(root):
         data = p.read_bytes()
         if p.suffix == ".gz":
             data = gzip.decompress(data)
+        elif p.suffix == ".zst":
+            data = read_record(p.with_suffix("")).encode()
         for m in FORBIDDEN.finditer(data):
             bad.append(f"{p.relative_to(REPO)}: ...{data[max(0, m.start() - 60):m.end() + 40]!r}...")
             break
@@ -86,6 +94,9 @@ def check_paths(root):
 
 
 def corpus(names):
+    """Runs the scenarios (all, or those named) and copies what they wrote into OUT. Named
+    scenarios replace only their own files (their buckets): the rest of the corpus, and the
+    goldens made of it, stay as they are."""
     need_install()
     SCRATCH.mkdir(parents=True, exist_ok=True)
     (SCRATCH / "logs").mkdir(exist_ok=True)
@@ -94,7 +105,8 @@ def corpus(names):
         shutil.rmtree(d, ignore_errors=True)
     HOME.mkdir(parents=True, exist_ok=True)
     files = {}
-    for sc in scenarios(names):
+    ran = scenarios(names)
+    for sc in ran:
         cwd = HOME / "projects" / sc
         cwd.mkdir(parents=True, exist_ok=True)
         out = bun(TOOL / "scenarios" / f"{sc}.ts", cwd, HOME, log=SCRATCH / "logs" / f"{sc}.log")
@@ -105,15 +117,25 @@ def corpus(names):
         print(f"{sc}: ok", flush=True)
     agent = HOME / ".omp" / "agent"
     dest = OUT / "home" / ".omp" / "agent"
-    shutil.rmtree(OUT / "home", ignore_errors=True)
-    dest.mkdir(parents=True)
+    kept = {}
+    if names:
+        buckets = [f"/-projects-{sc}-work" for sc in ran]
+        old = json.loads((OUT / "files.json").read_text())
+        kept = {n: r for n, r in old.items() if not any(b + "/" in r for b in buckets)}
+        for d in ("sessions", "archive/sessions"):
+            for sc in ran:
+                shutil.rmtree(dest / d / f"-projects-{sc}-work", ignore_errors=True)
+    else:
+        shutil.rmtree(OUT / "home", ignore_errors=True)
+    dest.mkdir(parents=True, exist_ok=True)
     for d in AGENT_DIRS:
         if (agent / d).exists():
-            shutil.copytree(agent / d, dest / d, ignore=shutil.ignore_patterns(".*.lock", "*.tmp"))
+            shutil.copytree(agent / d, dest / d, ignore=shutil.ignore_patterns(".*.lock", "*.tmp"),
+                            dirs_exist_ok=True)
     # names -> paths relative to OUT; subagent transcripts <session>/<agentId>.jsonl get
     # "<parent name>.<agentId>"
     rel = {n: str(Path("home") / Path(p).relative_to(HOME)) for n, p in files.items()}
-    known = set(rel.values())
+    known = set(rel.values()) | set(kept.values())
     for p in sorted((OUT / "home").rglob("*.jsonl*")):
         r = str(p.relative_to(OUT))
         if r in known or not (r.endswith(".jsonl") or r.endswith(".jsonl.gz")):
@@ -122,12 +144,51 @@ def corpus(names):
         if parent is None:
             raise SystemExit(f"unannounced session file {r}")
         rel[f"{parent}.{p.name.split('.')[0]}"] = r
+    rel.update(kept)
     missing = [r for r in rel.values() if not (OUT / r).exists()]
     if missing:
         raise SystemExit(f"announced files not written: {missing}")
+    drop_unused_blobs(dest / "blobs")
     (OUT / "files.json").write_text(json.dumps(dict(sorted(rel.items())), indent=1) + "\n")
     check_paths(OUT / "home")
     print(f"corpus: {len(rel)} session files")
+
+
+def drop_unused_blobs(blobs):
+    """Removes the blobs (and omp's `<hash>.<ext>` display copies) no corpus file refers to:
+    those of an earlier run of a scenario that ran again."""
+    if not blobs.is_dir():
+        return
+    used = set()
+    for p in (OUT / "home").rglob("*.jsonl*"):
+        data = p.read_bytes()
+        if p.suffix == ".gz":
+            data = gzip.decompress(data)
+        used.update(m.decode() for m in re.findall(rb"blob:sha256:([0-9a-f]{64})", data))
+    for b in blobs.iterdir():
+        if b.name.split(".")[0] not in used:
+            b.unlink()
+
+
+def write_record(path, text):
+    """Writes a golden (or fork record) as NAME.json, or as NAME.json.zst when it is large;
+    the other of the two is removed."""
+    plain, packed = Path(path), Path(str(path) + ".zst")
+    for p in (plain, packed):
+        p.unlink(missing_ok=True)
+    if len(text.encode()) <= COMPRESS_OVER:
+        plain.write_text(text)
+        return
+    subprocess.run(["zstd", "-q", "-19", "--long=24", "-o", str(packed)], input=text.encode(), check=True)
+
+
+def read_record(path):
+    """The text of a record written by write_record."""
+    packed = Path(str(path) + ".zst")
+    if packed.exists():
+        return subprocess.run(["zstd", "-q", "-d", "--long=24", "-c", str(packed)], capture_output=True,
+                              check=True).stdout.decode()
+    return Path(path).read_text()
 
 
 def digest(root):
@@ -151,10 +212,12 @@ def goldens(names):
             continue
         f = scratch_home / Path(rel).relative_to("home")
         golden = gdir / f"{name}.json"
-        bun(TOOL / "dump.ts", scratch_home, scratch_home, [f, "--rel", rel, "--out", golden],
+        dumped = SCRATCH / "dump.json"
+        bun(TOOL / "dump.ts", scratch_home, scratch_home, [f, "--rel", rel, "--out", dumped],
             log=SCRATCH / "logs" / f"dump-{name}.log")
-        out = golden.read_text()
+        out = dumped.read_text()
         json.loads(out)  # well-formed
+        write_record(golden, out)
         print(f"golden {name}: {len(out)} bytes", flush=True)
     if digest(OUT / "home") != before:
         raise SystemExit("the corpus changed while the goldens were made")

@@ -18,15 +18,10 @@ pub fn format_size(bytes: usize) -> String {
     if bytes < 1024 {
         format!("{bytes}B")
     } else if bytes < 1024 * 1024 {
-        format!("{}KB", to_fixed1(bytes as f64 / 1024.0))
+        format!("{}KB", crate::session::js::to_fixed1(bytes as f64 / 1024.0))
     } else {
-        format!("{}MB", to_fixed1(bytes as f64 / (1024.0 * 1024.0)))
+        format!("{}MB", crate::session::js::to_fixed1(bytes as f64 / (1024.0 * 1024.0)))
     }
-}
-
-/// JS `Number.prototype.toFixed(1)` for the positive values formatSize sees.
-fn to_fixed1(x: f64) -> String {
-    format!("{:.1}", (x * 10.0).round() / 10.0)
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

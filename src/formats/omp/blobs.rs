@@ -5,13 +5,14 @@
 //! `data`. When it loads a session it puts the bytes back, as base64, and a blob that is
 //! missing stays a reference ("downstream will see invalid base64 but won't crash").
 //! pisces does the same when it reads an entry whole, and says at load time which blobs
-//! are missing.
+//! are missing. A snapcompact compaction's frames are blobs too, read only when the context
+//! is built (`snapcompact`).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::session::entry::LineNo;
+use crate::session::entry::{EntryType, LineNo};
 use crate::session::{Diagnostic, Problem, Session, Severity};
 
 pub const PREFIX: &str = "blob:sha256:";
@@ -103,16 +104,25 @@ pub fn report(s: &mut Session, dir: Option<&Path>, refs: Vec<BlobRef>) {
             Some(d) => format!("is not in {}", d.display()),
             None => "cannot be found (no `blobs/` folder above the session file)".to_string(),
         };
+        // Only a compaction holds snapcompact frames; omp leaves a missing one out of the
+        // context, where a missing image of a message stays its reference.
+        let frame = s.entries.on_line(line).is_some_and(|i| s.entries[i].kind == EntryType::Compaction);
+        let outcome = match frame {
+            true => "the context says this archived frame is unavailable, as omp's does",
+            false => "the image is shown as its reference, as omp sends it",
+        };
         s.diagnostics.push(Diagnostic {
             kind: Problem::MissingBlob,
             severity: Severity::Warning,
             line: Some(line),
-            message: format!(
-                "entry {id}: image blob sha256:{}… {where_}; the image is shown as its reference, as omp sends it",
-                &hash[..12]
-            ),
+            message: format!("entry {id}: image blob sha256:{}… {where_}; {outcome}", &hash[..12]),
         });
     }
+}
+
+/// The bytes of the blob file at `path` as base64 (omp's `resolveImageDataSync`).
+pub fn read_base64(path: &Path) -> Option<String> {
+    std::fs::read(path).ok().map(|bytes| base64_encode(&bytes))
 }
 
 /// Standard base64 with padding, as Node's `Buffer.toString("base64")`.

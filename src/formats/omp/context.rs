@@ -12,6 +12,7 @@
 //! - aborted and errored turns are dropped with their tool results.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -27,7 +28,8 @@ const SKIPPED_CUSTOM: &[&str] = &["prewalk-plan", "vibe-mode-context"];
 const INTERRUPTED_THINKING: &str = "interrupted-thinking";
 
 /// `buildSessionContext(entries, leafId)`; `leaf == None` is omp's `null` leaf.
-pub fn project(s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable> {
+/// A snapcompact archive's frames are read from `blob_dir`, the store's `blobs/`.
+pub fn project(s: &Session, leaf: Option<EntryIdx>, blob_dir: Option<&Path>) -> Result<Projection, Unreadable> {
     let Some(leaf) = leaf else {
         return Ok(Projection { thinking_level: Some("off".into()), ..Default::default() });
     };
@@ -112,7 +114,8 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unread
                 }
             }
             let payload = remote.clone().or(anthropic);
-            out.push(path[c], Some(compaction_summary(comp, payload, timestamp.as_ref())));
+            let blocks = super::snapcompact::history_blocks(preserve, blob_dir);
+            out.push(path[c], Some(compaction_summary(comp, payload, blocks, timestamp.as_ref())));
             if is_context_rollover(comp) {
                 // The latest user request before the compaction comes back verbatim when
                 // it is older than the kept entries.
@@ -260,9 +263,14 @@ fn branch_summary(e: &Value) -> Value {
     Value::Object(m)
 }
 
-/// `createCompactionSummaryMessage`. Snapcompact archives' history blocks are not
-/// rebuilt (docs/omp-format.md §3).
-fn compaction_summary(c: &Value, payload: Option<Value>, timestamp: Option<&Value>) -> Value {
+/// `createCompactionSummaryMessage`, with a snapcompact archive's history `blocks` and,
+/// as `images`, the frames among them.
+fn compaction_summary(
+    c: &Value,
+    payload: Option<Value>,
+    blocks: Option<Vec<Value>>,
+    timestamp: Option<&Value>,
+) -> Value {
     let mut m = Map::new();
     m.insert("role".into(), "compactionSummary".into());
     put(&mut m, "summary", c.get("summary"));
@@ -271,6 +279,14 @@ fn compaction_summary(c: &Value, payload: Option<Value>, timestamp: Option<&Valu
     put(&mut m, "tokensAfter", c.get("tokensAfter"));
     put(&mut m, "method", c.get("method"));
     put(&mut m, "providerPayload", payload.as_ref());
+    if let Some(blocks) = blocks {
+        let images: Vec<Value> =
+            blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("image")).cloned().collect();
+        m.insert("blocks".into(), Value::Array(blocks));
+        if !images.is_empty() {
+            m.insert("images".into(), Value::Array(images));
+        }
+    }
     put(&mut m, "warning", c.get("warning"));
     m.insert("timestamp".into(), date(timestamp));
     Value::Object(m)

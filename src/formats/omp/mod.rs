@@ -11,6 +11,7 @@ pub mod blobs;
 pub mod context;
 pub mod fork;
 pub mod rows;
+mod snapcompact;
 mod spill;
 mod subagents;
 pub mod title;
@@ -202,11 +203,19 @@ impl Dialect for Omp {
     }
 
     fn project(&self, s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unreadable> {
-        context::project(s, leaf)
+        context::project(s, leaf, self.blob_dir.as_deref())
     }
 
+    /// pi's `convertToLlm`, except for a compaction summary with a snapcompact archive:
+    /// omp sends that as the summary and the archive's blocks, with no wrapper.
     fn llm_messages(&self, p: &Projection) -> Vec<Value> {
-        convert_to_llm(&p.messages)
+        p.messages
+            .iter()
+            .flat_map(|m| match snapcompact::summary_message(m) {
+                Some(user) => vec![user],
+                None => convert_to_llm(std::slice::from_ref(m)),
+            })
+            .collect()
     }
 
     fn rows<'s>(&self, s: &'s Session, need: RowNeed) -> Result<Box<dyn Rows + 's>, Unreadable> {
