@@ -97,6 +97,7 @@ fn item_kind(ty: &str, role: Option<&str>) -> (Kind, EntryType, Role) {
 struct Scanned {
     meta: EntryMeta,
     item: Item,
+    /// The line's own id (a response item's).
     id: Option<String>,
 }
 
@@ -203,13 +204,12 @@ fn scan_fast(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Option<Scan
         "response_item" => item_kind(pty?, p.and_then(|(_, r, _)| r)),
         _ => return None,
     };
-    let mut meta = EntryMeta::new(start, raw.len(), line, etype, role);
-    // A response item's id, where it is in the line (no copy: most lines have one).
-    if let Some(id) = p.and_then(|(_, _, id)| id).filter(|s| ty == "response_item" && !s.is_empty()) {
-        meta.id = StrRef::in_line(id, id.as_ptr() as usize - raw.as_ptr() as usize);
-    }
+    let meta = EntryMeta::new(start, raw.len(), line, etype, role);
+    // A response item's id is copied while its line is in the cache: the id table and every
+    // printed path read it again later, and from the line that is a cache miss each time.
+    let id = p.and_then(|(_, _, id)| id).filter(|s| ty == "response_item" && !s.is_empty()).map(str::to_string);
     let item = Item { thread, ordinal, kind, model: 0, counted: false };
-    Some(Scanned { meta, item, id: None })
+    Some(Scanned { meta, item, id })
 }
 
 fn scan_line(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Result<Scanned, String> {
@@ -332,8 +332,8 @@ struct Chunk {
     /// Each line's `line` is its number in the chunk (from 1).
     metas: Vec<EntryMeta>,
     items: Vec<Item>,
-    /// The response items whose own id is copied (their index in `metas`, and the id; the
-    /// others' are in their line, or a name is made for them).
+    /// The response items' own ids (their index in `metas`, and the id; a name is made for
+    /// the other lines).
     ids: Vec<(u32, String)>,
     /// Lines that are not JSON: their number in the chunk, and why.
     bad: Vec<(u32, String)>,
