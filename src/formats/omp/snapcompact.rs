@@ -156,7 +156,10 @@ impl<'a> Archive<'a> {
     fn source_text(&self) -> Option<String> {
         let text = match self.text {
             Some(t) => t.to_string(),
-            None => [self.text_head, self.text_tail].into_iter().flatten().collect::<Vec<_>>().join("\u{2588}"),
+            None => {
+                let parts: Vec<&str> = [self.text_head, self.text_tail].into_iter().flatten().collect();
+                parts.join(NEWLINE_GLYPH.encode_utf8(&mut [0; 4]))
+            }
         };
         (!text.is_empty()).then(|| elide_data_urls(&to_plain_text(&text)))
     }
@@ -422,6 +425,36 @@ mod tests {
             "[data URL omitted: image/png, 108 base64 chars]"
         );
         assert_eq!(elide_data_urls("no url"), "no url");
+    }
+
+    /// Frames are kept newest first within the budget; the older ones that do not fit, and
+    /// the ones whose blob is missing, each become one notice per run, in their place.
+    #[test]
+    fn frames_over_the_budget_or_missing_become_notices_in_their_place() {
+        let frame = |data: String| serde_json::json!({"data": data, "mimeType": "image/png", "cols": 1, "rows": 1, "chars": 1, "font": "f"});
+        let big = "A".repeat(1_200_000);
+        let missing = format!("{}{}", blobs::PREFIX, "0".repeat(64));
+        let preserve = serde_json::json!({"snapcompact": {
+            "frames": [frame(big.clone()), frame(big.clone()), frame(missing), frame(big.clone()), frame(big)],
+            "textHead": "head", "textTail": "tail"}});
+        let blocks = history_blocks(Some(&preserve), None).unwrap();
+        let kinds: Vec<&str> = blocks.iter().map(|b| b["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["text", "text", "text", "image", "image", "text"]);
+        assert_eq!(blocks[0]["text"], "head\n-------------- imaged middle below\n");
+        assert_eq!(
+            blocks[1]["text"],
+            "-------------- snapcompact image middle omitted\n2 archived image frames could not be included. 2.4 MB of base64 exceeded the per-request snapcompact payload budget. The compacted summary and visible text edges remain available.\n--------------"
+        );
+        assert_eq!(blocks[2]["text"], "-------------- 1 archived image frame unavailable here --------------");
+        assert_eq!(blocks[5]["text"], "-------------- imaged middle above\ntail");
+        // The tail follows the last frame as a block of its own.
+        let tail =
+            history_blocks(Some(&serde_json::json!({"snapcompact": {"textTail": "t", "truncatedChars": 5}})), None);
+        assert_eq!(
+            tail.unwrap(),
+            [serde_json::json!({"type": "text", "text": "\n-------------- middle history omitted above\nt"})]
+        );
+        assert!(history_blocks(Some(&serde_json::json!({"snapcompact": {"frames": []}})), None).is_none());
     }
 
     #[test]
