@@ -63,6 +63,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("omp::title_leaf_and_tree_as_omp_reads_them", titles_and_trees),
         Trial::test("omp::missing_blob_is_named_and_kept_as_a_reference", missing_blob),
         Trial::test("omp::missing_snapcompact_frame_is_named", missing_frame),
+        Trial::test("omp::a_fifo_in_place_of_a_blob_does_not_hang", fifo_blob),
         Trial::test("omp::show_names_a_spilled_output_and_its_file", spilled),
         Trial::test("omp::found_by_id_in_its_store_and_archive", found_by_id),
         Trial::test("omp::check_sees_pruning_in_place", check_pruned),
@@ -223,6 +224,50 @@ fn missing_frame() -> TestResult {
     // The file it was derived from has every frame.
     let full = run(&["path", file("14-snapcompact").to_str().unwrap()]);
     check(full.status.success() && stderr(&full).is_empty(), || stderr(&full))
+}
+
+/// A FIFO where a blob should be (a frame's, an image's) is not read: a read would wait
+/// forever. The blob counts as missing.
+fn fifo_blob() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let blobs = dir.path().join("agent/blobs");
+    fs::create_dir_all(&blobs)?;
+    let mut args = Vec::new();
+    for name in ["14-snapcompact", "02-image"] {
+        let f = file(name);
+        let copy = dir.path().join("agent/sessions/b").join(f.file_name().unwrap());
+        fs::create_dir_all(copy.parent().unwrap())?;
+        fs::copy(&f, &copy)?;
+        let text = fs::read_to_string(&f)?;
+        let hash = text.split("blob:sha256:").nth(1).and_then(|t| t.get(..64)).ok_or("no blob reference")?;
+        let made = std::process::Command::new("mkfifo").arg(blobs.join(hash)).status()?;
+        check(made.success(), || "mkfifo failed".into())?;
+        args.push(copy);
+    }
+    for copy in args {
+        // (Into files: a pipe nobody reads while waiting would fill and stop pisces.)
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        let mut child = crate::common::pisces()
+            .args(["path", copy.to_str().unwrap(), "--format", "json"])
+            .stdout(fs::File::create(&out)?)
+            .stderr(fs::File::create(&err)?)
+            .spawn()?;
+        let t0 = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if t0.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                return Err(format!("{}: no answer in 20 s: it hangs", copy.display()).into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let err = fs::read_to_string(&err)?;
+        check(status.success(), || err.clone())?;
+        check(err.contains("image blob sha256:"), || err.clone())?;
+    }
+    Ok(())
 }
 
 /// `show` names the file a spilled output is in (`artifact://N`), whose size is the

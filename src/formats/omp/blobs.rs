@@ -35,11 +35,7 @@ pub fn hash_of(data: &str) -> Option<&str> {
 /// `resolvePersistedBlobRefs` does: the `data` of an image block, anywhere in the entry
 /// except snapcompact `frames`.
 pub fn resolve(value: &mut Value, dir: Option<&Path>) {
-    walk(value, None, &mut |data| {
-        let hash = hash_of(data)?;
-        let bytes = std::fs::read(dir?.join(hash)).ok()?;
-        Some(base64_encode(&bytes))
-    });
+    walk(value, None, &mut |data| read_base64(&dir?.join(hash_of(data)?)));
 }
 
 fn walk(value: &mut Value, key: Option<&str>, f: &mut impl FnMut(&str) -> Option<String>) {
@@ -120,8 +116,10 @@ pub fn report(s: &mut Session, dir: Option<&Path>, refs: Vec<BlobRef>) {
     }
 }
 
-/// The bytes of the blob file at `path` as base64 (omp's `resolveImageDataSync`).
+/// The bytes of the blob file at `path` as base64 (omp's `resolveImageDataSync`). Only a
+/// regular file is read: a FIFO in its place would block the read forever.
 pub fn read_base64(path: &Path) -> Option<String> {
+    std::fs::metadata(path).ok().filter(|m| m.is_file())?;
     std::fs::read(path).ok().map(|bytes| base64_encode(&bytes))
 }
 

@@ -184,7 +184,8 @@ fn lazy_frame_data(data: &str, blob_dir: Option<&Path>) -> Option<LazyFrame> {
         return Some(LazyFrame { bytes: utf16_len(data), blob: None });
     }
     let path = blob_dir?.join(blobs::hash_of(data)?);
-    let size = usize::try_from(std::fs::metadata(&path).ok()?.len()).unwrap_or(usize::MAX);
+    // (Only a regular file: reading a FIFO put there would wait forever.)
+    let size = usize::try_from(std::fs::metadata(&path).ok().filter(|m| m.is_file())?.len()).unwrap_or(usize::MAX);
     Some(LazyFrame { bytes: size.div_ceil(3).saturating_mul(4), blob: Some(path) })
 }
 
