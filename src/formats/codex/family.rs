@@ -59,10 +59,11 @@ fn fork_meta(first_line: &[u8]) -> Option<(String, Option<String>, Option<u64>)>
 /// The first line of the file at `path` (at most 4 MiB of it: a `session_meta` carries the
 /// base instructions, a few kilobytes).
 fn first_line(path: &Path) -> Option<Vec<u8>> {
-    let file = File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
+    // (Before opening it: opening a FIFO waits for a writer.)
+    if !path.metadata().ok()?.is_file() {
         return None;
     }
+    let file = File::open(path).ok()?;
     let mut line = Vec::new();
     BufReader::new(file.take(4 << 20)).read_until(b'\n', &mut line).ok()?;
     Some(line)
