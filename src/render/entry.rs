@@ -654,11 +654,58 @@ fn write_compaction(out: &mut Out, map: &Map<String, Value>, refs: &dyn Lookup, 
         None => {}
     }
     out.text_block("summary", map.get("summary"))?;
+    let archive = map.get("preserveData").and_then(|p| p.get("snapcompact")).and_then(Value::as_object);
     out.rest(
         map,
-        &[known, &["tokensBefore", "firstKeptEntryId", "fromHook", "details", "usage", "systemMessage", "summary"]]
-            .concat(),
-    )
+        &[
+            known,
+            &["tokensBefore", "firstKeptEntryId", "fromHook", "details", "usage", "systemMessage", "summary"],
+            if archive.is_some() { &["preserveData"] } else { &[] },
+        ]
+        .concat(),
+    )?;
+    match (archive, map.get("preserveData").and_then(Value::as_object)) {
+        (Some(archive), Some(preserve)) => write_snapcompact(out, archive, preserve),
+        _ => Ok(()),
+    }
+}
+
+/// oh-my-pi's snapcompact archive (`preserveData.snapcompact`): a row for each frame (its
+/// blob, or the size of inline data), the text kept at the history's two edges as text, the
+/// other fields as they are. As JSON it is a hundred kilobytes of escaped text.
+fn write_snapcompact(out: &mut Out, archive: &Map<String, Value>, preserve: &Map<String, Value>) -> io::Result<()> {
+    out.blank()?;
+    out.heading("snapcompact archive", Paint::Dim)?;
+    let frames = archive.get("frames").and_then(Value::as_array);
+    for (k, f) in frames.into_iter().flatten().enumerate() {
+        let line = match f.as_object() {
+            Some(frame) => {
+                let data = match frame.get("data") {
+                    Some(Value::String(d)) if d.starts_with("blob:") => d.clone(),
+                    Some(Value::String(d)) => format!("[inline, {} base64 characters]", thousands(d.len() as f64)),
+                    Some(other) => format!("data {other}"),
+                    None => "(no data)".into(),
+                };
+                let others: Vec<String> =
+                    frame.iter().filter(|(k, _)| *k != "data").map(|(k, v)| format!("{k} {}", text(Some(v)))).collect();
+                format!("{data}\n{}", others.join(", "))
+            }
+            None => f.to_string(),
+        };
+        out.row(&format!("frame {}", k + 1), &line)?;
+    }
+    if let Some(other) = archive.get("frames").filter(|f| !f.is_array()) {
+        out.value("frames", other)?;
+    }
+    out.rest(archive, &["frames", "text", "textHead", "textTail"])?;
+    for (key, title) in
+        [("text", "archived text"), ("textHead", "archived text, oldest"), ("textTail", "archived text, newest")]
+    {
+        if let Some(v) = archive.get(key) {
+            out.text_block(title, Some(v))?;
+        }
+    }
+    out.rest(preserve, &["snapcompact"])
 }
 
 /// `details` of summaries: pi writes `{readFiles, modifiedFiles}`.

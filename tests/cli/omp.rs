@@ -64,6 +64,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("omp::missing_blob_is_named_and_kept_as_a_reference", missing_blob),
         Trial::test("omp::missing_snapcompact_frame_is_named", missing_frame),
         Trial::test("omp::a_fifo_in_place_of_a_blob_does_not_hang", fifo_blob),
+        Trial::test("omp::show_draws_a_snapcompact_archive", show_archive),
         Trial::test("omp::show_names_a_spilled_output_and_its_file", spilled),
         Trial::test("omp::found_by_id_in_its_store_and_archive", found_by_id),
         Trial::test("omp::check_sees_pruning_in_place", check_pruned),
@@ -268,6 +269,27 @@ fn fifo_blob() -> TestResult {
         check(err.contains("image blob sha256:"), || err.clone())?;
     }
     Ok(())
+}
+
+/// `show` of a snapcompact compaction: a row for each frame of the archive, with its blob,
+/// and the archived text as text, not a block of escaped JSON.
+fn show_archive() -> TestResult {
+    let f = file("14-snapcompact");
+    let line = fs::read_to_string(&f)?
+        .lines()
+        .find(|l| l.contains("\"type\":\"compaction\""))
+        .ok_or("no compaction")?
+        .to_string();
+    let entry: Value = serde_json::from_str(&line)?;
+    let out = stdout(&run(&["show", f.to_str().unwrap(), entry["id"].as_str().unwrap()]));
+    let frames = entry["preserveData"]["snapcompact"]["frames"].as_array().ok_or("no frames")?;
+    for (k, frame) in frames.iter().enumerate() {
+        let want = format!("frame {}", k + 1);
+        let row = out.lines().find(|l| l.starts_with(&want)).ok_or(format!("no row {want}:\n{out}"))?;
+        check(row.ends_with(frame["data"].as_str().unwrap()), || format!("{row}"))?;
+    }
+    check(out.contains("── archived text, oldest ──") && out.contains("── archived text, newest ──"), || out.clone())?;
+    check(!out.contains("\"frames\""), || "the archive is shown as JSON".into())
 }
 
 /// `show` names the file a spilled output is in (`artifact://N`), whose size is the
