@@ -286,7 +286,7 @@ fn show_archive() -> TestResult {
     for (k, frame) in frames.iter().enumerate() {
         let want = format!("frame {}", k + 1);
         let row = out.lines().find(|l| l.starts_with(&want)).ok_or(format!("no row {want}:\n{out}"))?;
-        check(row.ends_with(frame["data"].as_str().unwrap()), || format!("{row}"))?;
+        check(row.ends_with(frame["data"].as_str().unwrap()), || row.to_string())?;
     }
     check(out.contains("── archived text, oldest ──") && out.contains("── archived text, newest ──"), || out.clone())?;
     check(!out.contains("\"frames\""), || "the archive is shown as JSON".into())
