@@ -654,26 +654,28 @@ fn write_compaction(out: &mut Out, map: &Map<String, Value>, refs: &dyn Lookup, 
         None => {}
     }
     out.text_block("summary", map.get("summary"))?;
-    let archive = map.get("preserveData").and_then(|p| p.get("snapcompact")).and_then(Value::as_object);
+    // (A `preserveData` with a snapcompact archive is drawn after the other fields.)
+    let preserve = map
+        .get("preserveData")
+        .and_then(Value::as_object)
+        .filter(|p| p.get("snapcompact").is_some_and(Value::is_object));
     out.rest(
         map,
         &[
             known,
             &["tokensBefore", "firstKeptEntryId", "fromHook", "details", "usage", "systemMessage", "summary"],
-            if archive.is_some() { &["preserveData"] } else { &[] },
+            if preserve.is_some() { &["preserveData"] } else { &[] },
         ]
         .concat(),
     )?;
-    match (archive, map.get("preserveData").and_then(Value::as_object)) {
-        (Some(archive), Some(preserve)) => write_snapcompact(out, archive, preserve),
-        _ => Ok(()),
-    }
+    preserve.map_or(Ok(()), |p| write_snapcompact(out, p))
 }
 
 /// oh-my-pi's snapcompact archive (`preserveData.snapcompact`): a row for each frame (its
 /// blob, or the size of inline data), the text kept at the history's two edges as text, the
 /// other fields as they are. As JSON it is a hundred kilobytes of escaped text.
-fn write_snapcompact(out: &mut Out, archive: &Map<String, Value>, preserve: &Map<String, Value>) -> io::Result<()> {
+fn write_snapcompact(out: &mut Out, preserve: &Map<String, Value>) -> io::Result<()> {
+    let Some(archive) = preserve.get("snapcompact").and_then(Value::as_object) else { return Ok(()) };
     out.blank()?;
     out.heading("snapcompact archive", Paint::Dim)?;
     let frames = archive.get("frames").and_then(Value::as_array);

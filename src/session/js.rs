@@ -226,6 +226,11 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// JS `text.length`: UTF-16 code units.
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
 /// JS `Number.prototype.toFixed(1)` for a finite `x` ≥ 0 below 10²¹: the decimal with one
 /// digit nearest to `x`'s exact value, and of two equally near the larger. Rust's `{:.1}`
 /// takes the even one of two, which differs only when `x` is exactly halfway, that is

@@ -9,10 +9,7 @@ use serde_json::Value;
 
 use crate::session::js;
 
-/// `text.length`: UTF-16 code units.
-pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
+pub use crate::session::js::utf16_len;
 
 /// pi's `sliceHead(text, maxUnits)`: at most `max` UTF-16 units, never splitting a
 /// surrogate pair (a pair that straddles the cut is left out whole).

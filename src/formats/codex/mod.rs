@@ -256,8 +256,9 @@ impl Codex {
 /// skipping them. A reader that wants a few fields walks the line to them
 /// ([`crate::session::walk`]) when it passes this, and reads what the whole parse gives (a
 /// repeated key's last value, as a `Value` keeps it, or the line left to the parse); a line
-/// with an escaped key where it looks is parsed whole. The check matters because a walk skips the rest of the line
-/// unchecked, and a line that serde_json cannot read must fail as it always did.
+/// with an escaped key where it looks is parsed whole. The check matters because a walk
+/// skips the rest of the line unchecked, and a line that serde_json cannot read must fail as
+/// it always did.
 fn whole_line(raw: &[u8]) -> Option<&str> {
     if !matches!(validate(raw), Verdict::Whole { .. }) {
         return None;

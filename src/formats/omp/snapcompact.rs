@@ -140,14 +140,14 @@ impl<'a> Archive<'a> {
                 .iter()
                 .map(|f| {
                     let data = frame_data_of(f);
-                    frame_data(data).map_or(utf16_len(data), |l| l.bytes)
+                    frame_data(data).map_or(js::utf16_len(data), |l| l.bytes)
                 })
                 .sum();
             bytes >= FRAME_DATA_BYTES_BUDGET
         };
         let large = || {
             self.truncated_chars >= LEGACY_TRUNCATED_CHARS
-                || self.source_text().is_some_and(|t| utf16_len(&t) >= LEGACY_ARCHIVE_TEXT)
+                || self.source_text().is_some_and(|t| js::utf16_len(&t) >= LEGACY_ARCHIVE_TEXT)
         };
         legacy && (many || heavy()) && (many || large())
     }
@@ -181,7 +181,7 @@ struct LazyFrame {
 /// data is itself.
 fn lazy_frame_data(data: &str, blob_dir: Option<&Path>) -> Option<LazyFrame> {
     if !data.starts_with(blobs::PREFIX) {
-        return Some(LazyFrame { bytes: utf16_len(data), blob: None });
+        return Some(LazyFrame { bytes: js::utf16_len(data), blob: None });
     }
     let path = blob_dir?.join(blobs::hash_of(data)?);
     // (Only a regular file: reading a FIFO put there would wait forever.)
@@ -262,10 +262,7 @@ fn image_block(f: &Map<String, Value>, data: Option<String>) -> Value {
 }
 
 fn text_block(text: String) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), "text".into());
-    m.insert("text".into(), text.into());
-    Value::Object(m)
+    serde_json::json!({"type": "text", "text": text})
 }
 
 fn plural(n: usize) -> &'static str {
@@ -303,10 +300,6 @@ fn format_bytes(bytes: usize) -> String {
     } else {
         format!("{bytes} B")
     }
-}
-
-fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
 }
 
 /// `toPlainText`: the dim toggles dropped, newline glyphs made newlines again.
@@ -364,9 +357,9 @@ fn elide_data_urls(text: &str) -> String {
                     .find(|d| !d.is_empty())
                     .and_then(|d| d.parse().ok())
                     .unwrap_or(0.0);
-                (utf16_len(payload) - utf16_len(marker.as_str())) as f64 + elided
+                (js::utf16_len(payload) - js::utf16_len(marker.as_str())) as f64 + elided
             }
-            None => utf16_len(payload) as f64,
+            None => js::utf16_len(payload) as f64,
         };
         let placeholder = format!("[data URL omitted: {mime}, {} base64 chars]", js::number_string(chars));
         let opener = markdown_opener(text, whole.start(), cursor);

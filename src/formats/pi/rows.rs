@@ -209,10 +209,6 @@ fn slice_utf16(s: &str, n: usize) -> Cow<'_, str> {
     Cow::Borrowed(s)
 }
 
-fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
-
 fn js_str(v: Option<&Value>) -> String {
     js::to_js_string(v)
 }
@@ -467,7 +463,7 @@ fn format_tool_call(name: &str, args: Option<&str>, paths: &Paths) -> String {
         _ => {
             let json = js::stringify(&args);
             let cut = slice_utf16(&json, 40);
-            format!("[{name}: {cut}{}]", if utf16_len(&json) > 40 { "..." } else { "" })
+            format!("[{name}: {cut}{}]", if js::utf16_len(&json) > 40 { "..." } else { "" })
         }
     }
 }
@@ -478,7 +474,7 @@ fn bash_text(raw: &str) -> String {
         if raw.contains(['\n', '\t']) { Cow::Owned(raw.replace(['\n', '\t'], " ")) } else { Cow::Borrowed(raw) };
     let cut = slice_utf16(trim_js(&spaced), 50);
     // UTF-16 units are at most the UTF-8 bytes and at least a third of them.
-    let long = raw.len() > 150 || (raw.len() > 50 && utf16_len(raw) > 50);
+    let long = raw.len() > 150 || (raw.len() > 50 && js::utf16_len(raw) > 50);
     format!("[bash: {cut}{}]", if long { "..." } else { "" })
 }
 
@@ -1198,7 +1194,7 @@ impl Acc {
     fn push(&mut self, s: &str) {
         if self.units < Self::MAX {
             let cut = slice_utf16(s, Self::MAX - self.units);
-            self.units += utf16_len(&cut);
+            self.units += js::utf16_len(&cut);
             self.text.push_str(&cut);
             if cut.ends_with('\u{fffd}') && cut.len() < s.len() {
                 self.units = Self::MAX;
