@@ -23,6 +23,7 @@ import * as path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { getBlobsDir } from "@oh-my-pi/pi-utils";
 import { BlobStore, lazyImageDataSync } from "@oh-my-pi/pi-coding-agent/session/blob-store";
+import { convertToLlm } from "@oh-my-pi/pi-coding-agent/session/messages";
 import { buildSessionContext } from "@oh-my-pi/pi-coding-agent/session/session-context";
 import type { SessionTreeNode } from "@oh-my-pi/pi-coding-agent/session/session-entries";
 import { listSessions } from "@oh-my-pi/pi-coding-agent/session/session-listing";
@@ -89,7 +90,9 @@ function context(leaf: string | null, isDefault = false) {
 	});
 	const row: Record<string, unknown> = { leaf };
 	if (isDefault) row.default = true;
-	return { ...row, ...ctx };
+	// What omp's agent hands its provider for these messages (session/messages.ts): omp's own
+	// conversion, not pi's (developer messages, bash and python runs, file mentions, …).
+	return { ...row, ...ctx, llm: convertToLlm(ctx.messages) };
 }
 const contexts = [context(null), context(defaultLeaf, true), ...entries.map(e => context(e.id))];
 

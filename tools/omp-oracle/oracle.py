@@ -201,6 +201,7 @@ def goldens(names):
     files = json.loads((OUT / "files.json").read_text())
     before = digest(OUT / "home")
     scratch_home = SCRATCH / "goldens-home"
+    (SCRATCH / "logs").mkdir(parents=True, exist_ok=True)
     shutil.rmtree(scratch_home, ignore_errors=True)
     shutil.copytree(OUT / "home", scratch_home)
     gdir = OUT / "goldens"
