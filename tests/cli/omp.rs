@@ -57,6 +57,8 @@ pub fn trials() -> Vec<Trial> {
         let n = name.clone();
         trials.push(Trial::test(format!("omp::context::{name}"), move || contexts_match(&n)));
         let n = name.clone();
+        trials.push(Trial::test(format!("omp::llm::{name}"), move || llm_matches(&n)));
+        let n = name.clone();
         trials.push(Trial::test(format!("omp::forks_reopened_by_omp::{name}"), move || forks_match(&n)));
     }
     trials.extend([
@@ -68,6 +70,8 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("omp::show_names_a_spilled_output_and_its_file", spilled),
         Trial::test("omp::found_by_id_in_its_store_and_archive", found_by_id),
         Trial::test("omp::check_sees_pruning_in_place", check_pruned),
+        Trial::test("omp::check_knows_omp_s_own_message_roles", check_roles),
+        Trial::test("omp::request_bodies_carry_developer_messages", developer_in_requests),
         Trial::test("omp::label_as_omp_writes_it_and_other_appends_refused", appends),
         Trial::test("omp::subagent_hangs_under_its_task", subagent),
         Trial::test("omp::inputs_unchanged", inputs_unchanged),
@@ -104,6 +108,34 @@ fn contexts_match(name: &str) -> TestResult {
     })
 }
 
+/// At the null leaf, the default leaf and every entry, `--format llm` is what omp's own
+/// `convertToLlm` makes of its context (the golden's `llm`), keys in omp's order.
+fn llm_matches(name: &str) -> TestResult {
+    let g = golden(name);
+    let f = file(name);
+    let mut failures = Vec::new();
+    let contexts = g["contexts"].as_array().unwrap();
+    for c in contexts {
+        let rev = c["leaf"].as_str();
+        let mut args = vec!["path", f.to_str().unwrap(), "--format", "llm"];
+        match (c["default"] == true, rev) {
+            (true, _) => args.push("@"),
+            (false, Some(r)) => args.push(r),
+            (false, None) => args.push("--leaf-null"),
+        }
+        let got = stdout_json(&run(&args))?;
+        if let Some(d) = first_diff(&got["messages"], &c["llm"], "$") {
+            failures.push(format!("at {}: {d}", rev.unwrap_or("null")));
+        } else if serde_json::to_string(&got["messages"])? != serde_json::to_string(&c["llm"])? {
+            failures.push(format!("at {}: the keys are not in omp's order", rev.unwrap_or("null")));
+        }
+    }
+    check(contexts.iter().all(|c| c["llm"].is_array()), || "the golden holds no `llm`".into())?;
+    check(failures.is_empty(), || {
+        format!("{} of {} conversions differ:\n{}", failures.len(), contexts.len(), failures.join("\n"))
+    })
+}
+
 /// omp's title and default leaf; the tree's parents and children as omp's `getTree()`.
 fn titles_and_trees() -> TestResult {
     for name in files().into_keys() {
@@ -122,11 +154,41 @@ fn titles_and_trees() -> TestResult {
             .iter()
             .map(|n| (n["id"].as_str().unwrap().to_string(), n["parentId"].to_string()))
             .collect();
-        let want: Vec<(String, String)> = g["tree"]
+        // pi's tree (and so pisces's) leaves out an assistant turn that is only tool calls,
+        // drawing its children under its parent: omp's tree with those entries folded so.
+        let text = String::from_utf8_lossy(&fs::read(&f)?).into_owned();
+        let lines: BTreeMap<String, Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| Some((v["id"].as_str()?.to_string(), v)))
+            .collect();
+        let calls_only = |id: &str| {
+            let m = &lines.get(id).unwrap_or(&Value::Null)["message"];
+            m["role"] == "assistant"
+                && m["content"].as_array().is_some_and(|c| {
+                    c.iter().all(|b| b["type"] != "text" || b["text"].as_str().is_some_and(|t| t.trim().is_empty()))
+                })
+        };
+        let parents: BTreeMap<String, String> = g["tree"]
             .as_array()
             .unwrap()
             .iter()
             .map(|n| (n["id"].as_str().unwrap().to_string(), n["parentId"].to_string()))
+            .collect();
+        let shown = |id: &str| got.iter().any(|(g, _)| g == id);
+        for id in parents.keys().filter(|id| !shown(id)) {
+            check(calls_only(id), || format!("{name}: {id} is not in pisces's tree"))?;
+        }
+        let want: Vec<(String, String)> = parents
+            .iter()
+            .filter(|(id, _)| shown(id))
+            .map(|(id, parent)| {
+                let mut p = parent.clone();
+                while let Some(up) = parents.get(p.trim_matches('"')).filter(|_| !shown(p.trim_matches('"'))) {
+                    p = up.clone();
+                }
+                (id.clone(), p)
+            })
             .collect();
         let (mut gs, mut ws) = (got.clone(), want.clone());
         gs.sort();
@@ -347,6 +409,62 @@ fn found_by_id() -> TestResult {
 }
 
 /// omp pruned a tool result in place and rewrote the file: check says so, as info.
+/// omp's own message roles (a `$` run, a file mention, a developer message; the first two
+/// without `content`) are not reported as unknown or malformed: omp sends them all. The same
+/// lines with a role neither writes are.
+fn check_roles() -> TestResult {
+    let f = file("16-llm-shapes");
+    let kinds = |f: &Path| -> Result<Vec<String>, libtest_mimic::Failed> {
+        let o = run(&["check", f.to_str().unwrap(), "--format", "json", "-v"]);
+        let doc: Value = serde_json::from_slice(&o.stdout)?;
+        Ok(doc["files"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["kind"].as_str())
+            .map(String::from)
+            .collect())
+    };
+    let own = kinds(&f)?;
+    check(!own.iter().any(|k| k == "unknown-role" || k == "bad-content"), || format!("findings: {own:?}"))?;
+    let dir = tempfile::tempdir()?;
+    let renamed = dir.path().join("renamed.jsonl");
+    let raw = fs::read_to_string(&f)?;
+    check(raw.contains("\"role\":\"pythonExecution\""), || "no `$` run in the corpus file".into())?;
+    fs::write(&renamed, raw.replace("\"role\":\"pythonExecution\"", "\"role\":\"rubyExecution\""))?;
+    let other = kinds(&renamed)?;
+    check(other.iter().any(|k| k == "unknown-role") && other.iter().any(|k| k == "bad-content"), || {
+        format!("findings with an unknown role: {other:?}")
+    })
+}
+
+/// omp's `developer` messages reach the request bodies: Anthropic's as user messages (omp's
+/// Anthropic provider sends them so), OpenAI's as user messages for a provider other than
+/// OpenAI itself.
+fn developer_in_requests() -> TestResult {
+    let g = golden("16-llm-shapes");
+    let f = file("16-llm-shapes");
+    // The entry whose context holds the developer messages: the one with the most.
+    let developers =
+        |c: &Value| c["llm"].as_array().map_or(0, |l| l.iter().filter(|m| m["role"] == "developer").count());
+    let c = g["contexts"].as_array().unwrap().iter().max_by_key(|c| developers(c)).unwrap();
+    check(developers(c) > 0, || "no developer message in the golden".into())?;
+    let leaf = c["leaf"].as_str().unwrap();
+    for format in ["anthropic", "openai"] {
+        let body = stdout_json(&run(&["path", f.to_str().unwrap(), leaf, "--format", format]))?;
+        let texts: Vec<(String, String)> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["role"].as_str().unwrap_or_default().to_string(), m["content"].to_string()))
+            .collect();
+        check(texts.iter().any(|(r, t)| r == "user" && t.contains("developer note")), || {
+            format!("{format}: no user message with the developer note in {texts:?}")
+        })?;
+    }
+    Ok(())
+}
+
 fn check_pruned() -> TestResult {
     let f = file("05-errors-dangling");
     let raw = fs::read_to_string(&f)?;

@@ -10,6 +10,7 @@
 pub mod blobs;
 pub mod context;
 pub mod fork;
+mod llm;
 pub mod rows;
 mod snapcompact;
 mod spill;
@@ -26,7 +27,7 @@ use super::pi::load::{load_as, load_kept, Flavor};
 use super::pi::{self, Pi};
 use crate::session::entry::{EntryIdx, LineNo};
 use crate::session::format::{Dialect, Fit, Format, FormatInfo, RowNeed, Unreadable, Unsupported};
-use crate::session::projection::{convert_to_llm, Projection};
+use crate::session::projection::Projection;
 use crate::session::rows::Rows;
 use crate::session::usage::Totals;
 use crate::session::write::Writer;
@@ -50,6 +51,26 @@ pub const OWN_TYPES: &[&str] = &[
     "title_change",
     "mcp_tool_selection",
 ];
+
+/// Message roles oh-my-pi 18 writes that pi does not (src/session/messages.ts): all are
+/// sent to the model (`llm.rs`).
+pub const OWN_ROLES: &[&str] = &["pythonExecution", "fileMention", "developer"];
+
+/// The roles among them whose messages have no `content` (their fields are their own).
+const CONTENTLESS_ROLES: &[&str] = &["pythonExecution", "fileMention"];
+
+/// The lines of messages in a role of [`CONTENTLESS_ROLES`].
+fn contentless_lines(s: &Session) -> BTreeSet<LineNo> {
+    s.entries
+        .enumerate()
+        .filter(|(_, e)| e.kind == crate::session::entry::EntryType::Message && e.role == crate::session::Role::Other)
+        .filter(|&(i, _)| {
+            let v = crate::session::js::parse_value(s.raw_line(i)).unwrap_or_default();
+            v["message"]["role"].as_str().is_some_and(|r| CONTENTLESS_ROLES.contains(&r))
+        })
+        .map(|(_, e)| e.line)
+        .collect()
+}
 
 /// Entry `i`'s type when it is one of omp's own ([`OWN_TYPES`]), read from its first keys.
 pub fn own_type(s: &Session, i: EntryIdx) -> Option<&'static str> {
@@ -144,6 +165,7 @@ fn flavor(slotted: bool) -> Flavor {
         format: "oh-my-pi",
         prelude: u32::from(slotted),
         known_type: |ty| OWN_TYPES.contains(&ty),
+        known_role: |role| OWN_ROLES.contains(&role),
         not_a_session: "omp does not open it either (it starts a new session in its place); pisces left it unchanged.",
         relink: None,
     }
@@ -206,16 +228,9 @@ impl Dialect for Omp {
         context::project(s, leaf, self.blob_dir.as_deref())
     }
 
-    /// pi's `convertToLlm`, except for a compaction summary with a snapcompact archive:
-    /// omp sends that as the summary and the archive's blocks, with no wrapper.
+    /// omp's own `convertToLlm` (`llm.rs`), not pi's.
     fn llm_messages(&self, p: &Projection) -> Vec<Value> {
-        p.messages
-            .iter()
-            .flat_map(|m| match snapcompact::summary_message(m) {
-                Some(user) => vec![user],
-                None => convert_to_llm(std::slice::from_ref(m)),
-            })
-            .collect()
+        llm::convert_to_llm(&p.messages)
     }
 
     fn rows<'s>(&self, s: &'s Session, need: RowNeed) -> Result<Box<dyn Rows + 's>, Unreadable> {
@@ -244,6 +259,11 @@ impl Dialect for Omp {
 
     fn findings(&self, s: &Session) -> Vec<crate::session::check::Finding> {
         let mut out = self.pi.findings(s);
+        // (A run of Python or a file mention has no `content`: its fields are its own.)
+        if out.iter().any(|f| f.kind == "bad-content") {
+            let lines = contentless_lines(s);
+            out.retain(|f| f.kind != "bad-content" || f.line.is_none_or(|l| !lines.contains(&l)));
+        }
         out.extend(fork::rewrites(self, s));
         out
     }

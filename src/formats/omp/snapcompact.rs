@@ -68,24 +68,6 @@ pub fn history_blocks(preserve: Option<&Value>, blob_dir: Option<&Path>) -> Opti
     (!blocks.is_empty()).then_some(blocks)
 }
 
-/// A compaction summary with history blocks as omp's `convertMessageToLlm` sends it: a
-/// user message of the summary's text followed by the blocks. `None` for any other message.
-pub fn summary_message(m: &Value) -> Option<Value> {
-    if m.get("role").and_then(Value::as_str) != Some("compactionSummary") {
-        return None;
-    }
-    let blocks = m.get("blocks")?.as_array()?;
-    let mut content = vec![text_block(js::to_js_string(m.get("summary")))];
-    content.extend(blocks.iter().cloned());
-    let mut out = Map::new();
-    out.insert("role".into(), "user".into());
-    out.insert("content".into(), Value::Array(content));
-    if let Some(t) = m.get("timestamp") {
-        out.insert("timestamp".into(), t.clone());
-    }
-    Some(Value::Object(out))
-}
-
 /// `getPreservedArchive`: the frames that have what a frame needs, and the text regions
 /// that are not empty; nothing when neither is left.
 struct Archive<'a> {
@@ -261,7 +243,7 @@ fn image_block(f: &Map<String, Value>, data: Option<String>) -> Value {
     Value::Object(m)
 }
 
-fn text_block(text: String) -> Value {
+pub(super) fn text_block(text: String) -> Value {
     serde_json::json!({"type": "text", "text": text})
 }
 

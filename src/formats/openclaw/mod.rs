@@ -70,6 +70,7 @@ impl Format for OpenClawFormat {
             format: "OpenClaw",
             prelude: 0,
             known_type: |ty| OWN_TYPES.contains(&ty),
+            known_role: |_| false,
             not_a_session: "OpenClaw does not open it either; pisces left it unchanged.",
             relink: Some(nav::relink),
         };

@@ -33,6 +33,8 @@ pub(crate) struct Flavor {
     pub prelude: u32,
     /// Entry types the agent writes beyond pi's: not reported as unknown.
     pub known_type: fn(&str) -> bool,
+    /// Message roles the agent writes beyond pi's: not reported as unknown.
+    pub known_role: fn(&str) -> bool,
     /// What the agent does with a file that is not a session.
     pub not_a_session: &'static str,
     /// The agent's own tree, when its parents and leaf are not pi's: rewrites the
@@ -45,8 +47,14 @@ pub(crate) struct Flavor {
 pub(crate) type Relink = fn(&[u8], &mut [EntryMeta], &mut Owned) -> Option<Option<usize>>;
 
 /// pi itself.
-const PI_FLAVOR: Flavor =
-    Flavor { format: "pi", prelude: 0, known_type: |_| false, not_a_session: NOT_A_SESSION, relink: None };
+const PI_FLAVOR: Flavor = Flavor {
+    format: "pi",
+    prelude: 0,
+    known_type: |_| false,
+    known_role: |_| false,
+    not_a_session: NOT_A_SESSION,
+    relink: None,
+};
 
 /// Reads and indexes a pi session, treating the lines in `exclude` as malformed.
 pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>) -> Result<Session<'a>, LoadError> {
@@ -188,7 +196,8 @@ pub(crate) fn load_as<'a>(
                 line,
                 "bytes that are not UTF-8; read with U+FFFD in their place, as pi (Node) reads them".into(),
             )),
-            Event::UnknownRole => {
+            Event::UnknownRole(Some(role)) if (flavor.known_role)(&role) => {}
+            Event::UnknownRole(_) => {
                 unknown_roles += 1;
                 if unknown_roles <= MAX_LISTED {
                     diags.push(note(

@@ -31,7 +31,8 @@ pub(crate) enum Event {
     /// A `session` line; the first one is the header.
     Header(Range<usize>),
     UnknownType(String),
-    UnknownRole,
+    /// A message whose role pi does not know (the role, when it is a string).
+    UnknownRole(Option<String>),
     /// A `message` entry without a `message` object.
     MessageWithoutMessage,
     /// Valid JSON that pi keeps but pisces cannot read whole (too deep, a number beyond
@@ -202,6 +203,7 @@ fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, pr
         let not_object =
             fields.ty.is_none() && matches!(out.events.last(), Some((l, Event::NotObject(_))) if *l == line);
         let no_message = fields.ty.as_deref() == Some("message") && !fields.has_message;
+        let role_name = fields.role.as_deref().filter(|r| Role::from_name(r) == Role::Other).map(str::to_string);
         let (mut entry, ty) = fields.into_entry(line, span.clone(), bytes, &mut out.owned);
         entry.unreadable = flags.unreadable.is_some();
         if not_object {
@@ -218,7 +220,7 @@ fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, pr
             out.events.push((line, Event::UnknownType(ty.unwrap_or_default().into_owned())));
         }
         if entry.role == Role::Other && !no_message {
-            out.events.push((line, Event::UnknownRole));
+            out.events.push((line, Event::UnknownRole(role_name)));
         }
         out.entries.push(entry);
     }

@@ -219,7 +219,8 @@ fn convert_messages(messages: &[Value], managed_provider: Option<&str>, native_t
                     pending_system.push(json!({"role": "system", "content": blocks}));
                 }
             }
-            "user" => match msg.get("content") {
+            // (A `developer` message is oh-my-pi's: its Anthropic provider sends it as the user's.)
+            "user" | "developer" => match msg.get("content") {
                 Some(Value::String(s)) => {
                     if !is_blank(msg.get("content")) {
                         params.push(json!({"role": "user", "content": s}));

@@ -128,6 +128,15 @@ fn has_bytes(block: &Value) -> bool {
 }
 
 /// `data:<mime>;base64,<data>` image part.
+/// The role a user or developer message goes in.
+fn user_role(msg: &Value, compat: &Compat) -> &'static str {
+    if role(msg) == "developer" && compat.supports_developer_role {
+        "developer"
+    } else {
+        "user"
+    }
+}
+
 fn image_url(block: &Value) -> Value {
     let url =
         format!("data:{};base64,{}", js::to_js_string(block.get("mimeType")), js::to_js_string(block.get("data")));
@@ -153,8 +162,10 @@ fn convert_messages(context: &[Value], target: &Target, compat: &Compat) -> Vec<
                     params.push(json!({"role": instruction_role, "content": text}));
                 }
             }
-            "user" => match msg.get("content") {
-                Some(Value::String(s)) => params.push(json!({"role": "user", "content": s})),
+            // (A `developer` message is oh-my-pi's: its OpenAI provider sends it in that role
+            // where the endpoint has one, else as the user's.)
+            "user" | "developer" => match msg.get("content") {
+                Some(Value::String(s)) => params.push(json!({"role": user_role(msg, compat), "content": s})),
                 _ => {
                     // pi-ai drops empty text parts (by length, not trimmed); `@openclaw/ai`
                     // keeps them.
@@ -174,7 +185,7 @@ fn convert_messages(context: &[Value], target: &Target, compat: &Compat) -> Vec<
                         })
                         .collect();
                     if !content.is_empty() {
-                        params.push(json!({"role": "user", "content": content}));
+                        params.push(json!({"role": user_role(msg, compat), "content": content}));
                     }
                 }
             },

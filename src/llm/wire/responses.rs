@@ -35,7 +35,9 @@ pub fn input(llm: &[Value]) -> Vec<Value> {
     let mut out = Vec::new();
     for m in llm {
         match role(m) {
-            "user" => out.push(json!({"type": "message", "role": "user", "content": text_of(m.get("content"))})),
+            "user" | "developer" => {
+                out.push(json!({"type": "message", "role": "user", "content": text_of(m.get("content"))}))
+            }
             "assistant" => {
                 for b in content_blocks(m) {
                     match str_field(b, "type") {

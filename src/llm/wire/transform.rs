@@ -240,7 +240,7 @@ fn insert_missing_tool_results(transformed: Vec<Value>) -> Vec<Value> {
                 result.push(msg);
             }
             "system" if !pending.is_empty() => held_system.push(msg),
-            "user" => {
+            "user" | "developer" => {
                 close(&mut result, &mut pending, &mut answered, &mut held_system);
                 result.push(msg);
             }
