@@ -11,6 +11,7 @@ pub mod blobs;
 pub mod context;
 pub mod fork;
 mod llm;
+mod prompt;
 pub mod rows;
 mod snapcompact;
 mod spill;
