@@ -117,19 +117,30 @@ fn convert_one(m: &Value) -> Option<Value> {
     }
 }
 
-/// `bashExecutionToText`: what the model sees of a user's `!command`.
-pub fn bash_execution_to_text(m: &Value) -> String {
-    let mut text = format!("Ran `{}`\n", js::to_js_string(m.get("command")));
+/// What the model sees of a run the user started (pi's and oh-my-pi's `!command`, oh-my-pi's
+/// `$code`), as far as the agents write it alike: `head`, the output (after `label`) in a
+/// fence or `(no output)`, then `cancelled` or `failed` and the exit code, when it did not
+/// exit with 0.
+pub fn run_text(m: &Value, head: String, label: &str, cancelled: &str, failed: &str) -> String {
+    let mut text = head;
     if js::truthy(m.get("output")) {
-        text += &format!("```\n{}\n```", js::to_js_string(m.get("output")));
+        text += &format!("{label}```\n{}\n```", js::to_js_string(m.get("output")));
     } else {
         text += "(no output)";
     }
+    let code = m.get("exitCode");
     if js::truthy(m.get("cancelled")) {
-        text += "\n\n(command cancelled)";
-    } else if !js::is_nullish(m.get("exitCode")) && m.get("exitCode").and_then(Value::as_f64) != Some(0.0) {
-        text += &format!("\n\nCommand exited with code {}", js::to_js_string(m.get("exitCode")));
+        text += &format!("\n\n{cancelled}");
+    } else if !js::is_nullish(code) && code.and_then(Value::as_f64) != Some(0.0) {
+        text += &format!("\n\n{failed} {}", js::to_js_string(code));
     }
+    text
+}
+
+/// `bashExecutionToText`: what the model sees of a user's `!command`.
+pub fn bash_execution_to_text(m: &Value) -> String {
+    let head = format!("Ran `{}`\n", js::to_js_string(m.get("command")));
+    let mut text = run_text(m, head, "", "(command cancelled)", "Command exited with code");
     if js::truthy(m.get("truncated")) && js::truthy(m.get("fullOutputPath")) {
         text += &format!("\n\n[Output truncated. Full output: {}]", js::to_js_string(m.get("fullOutputPath")));
     }

@@ -80,59 +80,50 @@ pub fn trials() -> Vec<Trial> {
 }
 
 fn path_json(f: &Path, rev: Option<&str>) -> Result<Value, libtest_mimic::Failed> {
-    let mut args = vec!["path", f.to_str().unwrap(), "--format", "json"];
-    match rev {
-        Some(r) => args.push(r),
-        None => args.push("--leaf-null"),
-    }
+    path_in(f, rev, "json")
+}
+
+fn path_in(f: &Path, rev: Option<&str>, format: &str) -> Result<Value, libtest_mimic::Failed> {
+    let mut args = vec!["path", f.to_str().unwrap(), "--format", format];
+    args.push(rev.unwrap_or("--leaf-null"));
     stdout_json(&run(&args))
 }
 
-/// At the null leaf, the default leaf and every entry, pisces's messages are omp's.
+/// At the null leaf, the default leaf and every entry, pisces's messages are omp's
+/// `buildSessionContext`'s.
 fn contexts_match(name: &str) -> TestResult {
-    let g = golden(name);
-    let f = file(name);
-    let mut failures = Vec::new();
-    let contexts = g["contexts"].as_array().unwrap();
-    for c in contexts {
-        let rev = c["leaf"].as_str();
-        let got = path_json(&f, if c["default"] == true { Some("@") } else { rev })?;
-        if let Some(d) = first_diff(&got["messages"], &c["messages"], "$") {
-            failures.push(format!("at {}: {d}", rev.unwrap_or("null")));
-        }
-        check(got["session"]["agent"] == "oh-my-pi", || format!("agent {}", got["session"]["agent"]))?;
-    }
-    check(contexts.len() > 2, || "the golden holds no contexts".into())?;
-    check(failures.is_empty(), || {
-        format!("{} of {} contexts differ:\n{}", failures.len(), contexts.len(), failures.join("\n"))
-    })
+    golden_contexts_match(name, "json", "messages")
 }
 
 /// At the null leaf, the default leaf and every entry, `--format llm` is what omp's own
-/// `convertToLlm` makes of its context (the golden's `llm`), keys in omp's order.
+/// `convertToLlm` makes of its context (the golden's `llm`).
 fn llm_matches(name: &str) -> TestResult {
+    golden_contexts_match(name, "llm", "llm")
+}
+
+/// `pisces path --format FORMAT`'s messages at each of the golden's contexts are its `key`,
+/// keys in omp's order.
+fn golden_contexts_match(name: &str, format: &str, key: &str) -> TestResult {
     let g = golden(name);
     let f = file(name);
     let mut failures = Vec::new();
     let contexts = g["contexts"].as_array().unwrap();
     for c in contexts {
         let rev = c["leaf"].as_str();
-        let mut args = vec!["path", f.to_str().unwrap(), "--format", "llm"];
-        match (c["default"] == true, rev) {
-            (true, _) => args.push("@"),
-            (false, Some(r)) => args.push(r),
-            (false, None) => args.push("--leaf-null"),
+        let got = path_in(&f, if c["default"] == true { Some("@") } else { rev }, format)?;
+        let at = rev.unwrap_or("null");
+        if let Some(d) = first_diff(&got["messages"], &c[key], "$") {
+            failures.push(format!("at {at}: {d}"));
+        } else if serde_json::to_string(&got["messages"])? != serde_json::to_string(&c[key])? {
+            failures.push(format!("at {at}: the keys are not in omp's order"));
         }
-        let got = stdout_json(&run(&args))?;
-        if let Some(d) = first_diff(&got["messages"], &c["llm"], "$") {
-            failures.push(format!("at {}: {d}", rev.unwrap_or("null")));
-        } else if serde_json::to_string(&got["messages"])? != serde_json::to_string(&c["llm"])? {
-            failures.push(format!("at {}: the keys are not in omp's order", rev.unwrap_or("null")));
+        if format == "json" {
+            check(got["session"]["agent"] == "oh-my-pi", || format!("agent {}", got["session"]["agent"]))?;
         }
     }
-    check(contexts.iter().all(|c| c["llm"].is_array()), || "the golden holds no `llm`".into())?;
+    check(contexts.len() > 2 && contexts.iter().all(|c| c[key].is_array()), || format!("the golden holds no `{key}`"))?;
     check(failures.is_empty(), || {
-        format!("{} of {} conversions differ:\n{}", failures.len(), contexts.len(), failures.join("\n"))
+        format!("{} of {} contexts differ:\n{}", failures.len(), contexts.len(), failures.join("\n"))
     })
 }
 

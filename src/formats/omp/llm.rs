@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use super::prompt;
 use super::snapcompact::text_block;
 use crate::session::js;
+use crate::session::projection::run_text;
 
 const BRANCH_SUMMARY: &str = "Branch-return summary:\n\n<summary>\n{{summary}}\n</summary>\n";
 const COMPACTION_SUMMARY: &str = "Prior model work/tool state available.\nMUST build on prior work; NEVER duplicate prior work.\n\n<summary>\n{{summary}}\n</summary>\n";
@@ -368,42 +369,17 @@ fn strip_demoted_thinking(m: &Value) -> Option<Value> {
     Some(out)
 }
 
-/// `bashExecutionToText`.
+/// `bashExecutionToText`: pi's text, then omp's output notice (not pi's truncation line).
 fn bash_execution_to_text(m: &Value) -> String {
-    let mut text = format!("Ran `{}`\n", js::to_js_string(m.get("command")));
-    if js::truthy(m.get("output")) {
-        text += &format!("```\n{}\n```", js::to_js_string(m.get("output")));
-    } else {
-        text += "(no output)";
-    }
-    if js::truthy(m.get("cancelled")) {
-        text += "\n\n(command cancelled)";
-    } else if exited_nonzero(m) {
-        text += &format!("\n\nCommand exited with code {}", js::to_js_string(m.get("exitCode")));
-    }
-    text + &output_notice(m.get("meta"))
+    let head = format!("Ran `{}`\n", js::to_js_string(m.get("command")));
+    run_text(m, head, "", "(command cancelled)", "Command exited with code") + &output_notice(m.get("meta"))
 }
 
 /// `pythonExecutionToText`.
 fn python_execution_to_text(m: &Value) -> String {
-    let mut text = format!("Ran Python:\n```python\n{}\n```\n", js::to_js_string(m.get("code")));
-    if js::truthy(m.get("output")) {
-        text += &format!("Output:\n```\n{}\n```", js::to_js_string(m.get("output")));
-    } else {
-        text += "(no output)";
-    }
-    if js::truthy(m.get("cancelled")) {
-        text += "\n\n(execution cancelled)";
-    } else if exited_nonzero(m) {
-        text += &format!("\n\nExecution failed with code {}", js::to_js_string(m.get("exitCode")));
-    }
-    text + &output_notice(m.get("meta"))
-}
-
-/// `exitCode !== null && exitCode !== undefined && exitCode !== 0`.
-fn exited_nonzero(m: &Value) -> bool {
-    let code = m.get("exitCode");
-    !js::is_nullish(code) && code.and_then(Value::as_f64) != Some(0.0)
+    let head = format!("Ran Python:\n```python\n{}\n```\n", js::to_js_string(m.get("code")));
+    run_text(m, head, "Output:\n", "(execution cancelled)", "Execution failed with code")
+        + &output_notice(m.get("meta"))
 }
 
 /// `formatOutputNotice`: the truncation, capture and limit notices in brackets, then LSP
