@@ -571,6 +571,7 @@ fn render(template: &str, summary: Option<&Value>) -> String {
 mod tests {
     use super::*;
 
+    /// As omp printed them in 16-llm-shapes' notices (and one size below a kibibyte).
     #[test]
     fn bytes_are_binary_with_one_decimal() {
         assert_eq!(format_bytes(512.0), "512B");

@@ -127,7 +127,6 @@ fn has_bytes(block: &Value) -> bool {
     str_field(block, "data").is_some_and(|d| !js_trim_is_empty(d))
 }
 
-/// `data:<mime>;base64,<data>` image part.
 /// The role a user or developer message goes in.
 fn user_role(msg: &Value, compat: &Compat) -> &'static str {
     if role(msg) == "developer" && compat.supports_developer_role {
@@ -137,6 +136,7 @@ fn user_role(msg: &Value, compat: &Compat) -> &'static str {
     }
 }
 
+/// `data:<mime>;base64,<data>` image part.
 fn image_url(block: &Value) -> Value {
     let url =
         format!("data:{};base64,{}", js::to_js_string(block.get("mimeType")), js::to_js_string(block.get("data")));

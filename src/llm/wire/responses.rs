@@ -35,6 +35,7 @@ pub fn input(llm: &[Value]) -> Vec<Value> {
     let mut out = Vec::new();
     for m in llm {
         match role(m) {
+            // (A `developer` message is oh-my-pi's: it goes as the user's.)
             "user" | "developer" => {
                 out.push(json!({"type": "message", "role": "user", "content": text_of(m.get("content"))}))
             }
