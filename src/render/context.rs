@@ -134,6 +134,8 @@ struct PathDocument<'a> {
     thinking_level: &'a Option<Value>,
     path_ids: PathIds<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    settings: &'a Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<Value>,
     messages: Cow<'a, [Value]>,
 }
@@ -179,6 +181,7 @@ fn document<'a>(
         // that is JSON but no object) gives an empty branch, though the context is built
         // from it.
         path_ids: PathIds(session, if p.leaf.is_some_and(|l| session.id(l).is_none()) { &[] } else { &p.path }),
+        settings: &p.settings,
         system,
         messages: match llm {
             Some(m) => Cow::Owned(m),

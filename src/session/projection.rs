@@ -56,6 +56,10 @@ pub struct Projection {
     /// The `input` an agent that speaks OpenAI's Responses API sends itself (Codex):
     /// `--format openai-responses` sends these as they are. `None`: convert.
     pub responses: Option<Vec<Value>>,
+    /// The rest of what the agent's own context holds at the leaf besides its messages,
+    /// model and thinking level, under the agent's names (oh-my-pi: models by role, service
+    /// tier, injected rules, mode); `path --format json` prints it as `settings`.
+    pub settings: Option<Value>,
 }
 
 /// Sets `key` unless the value is JS `undefined` (absent), as JSON.stringify omits those.

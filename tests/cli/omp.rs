@@ -89,8 +89,8 @@ fn path_in(f: &Path, rev: Option<&str>, format: &str) -> Result<Value, libtest_m
     stdout_json(&run(&args))
 }
 
-/// At the null leaf, the default leaf and every entry, pisces's messages are omp's
-/// `buildSessionContext`'s.
+/// At the null leaf, the default leaf and every entry, pisces's messages and settings are
+/// omp's `buildSessionContext`'s.
 fn contexts_match(name: &str) -> TestResult {
     golden_contexts_match(name, "json", "messages")
 }
@@ -119,6 +119,13 @@ fn golden_contexts_match(name: &str, format: &str, key: &str) -> TestResult {
         }
         if format == "json" {
             check(got["session"]["agent"] == "oh-my-pi", || format!("agent {}", got["session"]["agent"]))?;
+            // The rest of omp's context: models by role, service tier, rules, mode.
+            let keys = ["configuredThinkingLevel", "serviceTier", "models", "injectedTtsrRules", "mode", "modeData"];
+            let want: serde_json::Map<String, Value> =
+                keys.iter().filter_map(|&k| Some((k.to_string(), c.get(k)?.clone()))).collect();
+            if serde_json::to_string(&got["settings"])? != serde_json::to_string(&want)? {
+                failures.push(format!("at {at}: settings {} want {}", got["settings"], Value::Object(want)));
+            }
         }
     }
     check(contexts.len() > 2 && contexts.iter().all(|c| c[key].is_array()), || format!("the golden holds no `{key}`"))?;

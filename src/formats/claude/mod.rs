@@ -201,6 +201,7 @@ impl Claude {
             messages,
             anthropic: Some(anthropic),
             responses: None,
+            settings: None,
         })
     }
 

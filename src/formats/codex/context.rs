@@ -147,6 +147,7 @@ pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Project
         messages,
         anthropic: None,
         responses: Some(input),
+        settings: None,
     })
 }
 

@@ -39,7 +39,8 @@ const INTERRUPTED_THINKING: &str = "interrupted-thinking";
 /// A snapcompact archive's frames are read from `blob_dir`, the store's `blobs/`.
 pub fn project(s: &Session, leaf: Option<EntryIdx>, blob_dir: Option<&Path>) -> Result<Projection, Unreadable> {
     let Some(leaf) = leaf else {
-        return Ok(Projection { thinking_level: Some("off".into()), ..Default::default() });
+        let settings = serde_json::json!({"models": {}, "injectedTtsrRules": [], "mode": "none"});
+        return Ok(Projection { thinking_level: Some("off".into()), settings: Some(settings), ..Default::default() });
     };
     let path = s.path_to(leaf);
     let entries = path.iter().map(|&i| s.parse(i)).collect::<Result<Vec<_>, _>>()?;
@@ -47,14 +48,29 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>, blob_dir: Option<&Path>) -> 
 
     // The settings: the last of each on the path wins.
     let mut thinking_level = Some(Value::from("off"));
+    let mut configured: Option<Value> = None;
+    let mut service_tier: Option<Value> = None;
+    let mut rules: Vec<Value> = Vec::new();
+    let (mut mode, mut mode_data): (Option<Value>, Option<Value>) = (Some("none".into()), None);
     let mut models: Map<String, Value> = Map::new();
     let mut explicit_default = false;
     let mut compaction: Option<usize> = None;
     for (k, e) in entries.iter().enumerate() {
         match ty(k) {
             "thinking_level_change" => {
-                thinking_level = Some(e.get("thinkingLevel").filter(|v| !v.is_null()).cloned().unwrap_or("off".into()));
+                let level = e.get("thinkingLevel").filter(|v| !v.is_null());
+                thinking_level = Some(level.cloned().unwrap_or("off".into()));
+                configured = e.get("configured").filter(|v| !v.is_null()).or(level).cloned();
             }
+            "service_tier_change" => service_tier = service_tier_by_family(e.get("serviceTier")),
+            "ttsr_injection" => {
+                for rule in e.get("injectedRules").and_then(Value::as_array).into_iter().flatten() {
+                    if !rules.contains(rule) {
+                        rules.push(rule.clone());
+                    }
+                }
+            }
+            "mode_change" => (mode, mode_data) = (e.get("mode").cloned(), e.get("data").cloned()),
             "model_change" if js::truthy(e.get("model")) => {
                 let role = match e.get("role") {
                     None | Some(Value::Null) => "default".to_string(),
@@ -184,6 +200,14 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>, blob_dir: Option<&Path>) -> 
         v.insert("modelId".into(), id.into());
         Value::Object(v)
     });
+    // The rest of omp's context, as `buildSessionContext` returns it.
+    let mut settings = Map::new();
+    put(&mut settings, "configuredThinkingLevel", configured.as_ref());
+    put(&mut settings, "serviceTier", service_tier.as_ref());
+    settings.insert("models".into(), Value::Object(models.clone()));
+    settings.insert("injectedTtsrRules".into(), Value::Array(rules));
+    put(&mut settings, "mode", mode.as_ref());
+    put(&mut settings, "modeData", mode_data.as_ref());
     let (messages, entries) = out.finish();
     Ok(Projection {
         leaf: Some(leaf),
@@ -194,6 +218,7 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>, blob_dir: Option<&Path>) -> 
         messages,
         anthropic: None,
         responses: None,
+        settings: Some(Value::Object(settings)),
     })
 }
 
@@ -234,6 +259,34 @@ impl Emitted {
         }
         (self.messages.into_iter().map(|(m, _)| m).collect(), entries)
     }
+}
+
+/// `coerceServiceTierByFamily` (pi-ai types.ts): a tier per model family, from an object
+/// of them or from one of the older single settings; `None` when nothing valid is left.
+fn service_tier_by_family(v: Option<&Value>) -> Option<Value> {
+    const TIERS: &[&str] = &["auto", "default", "flex", "scale", "priority"];
+    let pairs: &[(&str, &str)] = match v? {
+        Value::Object(src) => {
+            let mut out = Map::new();
+            for family in ["openai", "anthropic", "google"] {
+                if let Some(tier) = src.get(family).and_then(Value::as_str).filter(|t| TIERS.contains(t)) {
+                    out.insert(family.into(), tier.into());
+                }
+            }
+            return (!out.is_empty()).then_some(Value::Object(out));
+        }
+        // (An array is an object to JS, with none of the families.)
+        Value::Array(_) => return None,
+        Value::String(s) => match s.as_str() {
+            "priority" => &[("openai", "priority"), ("anthropic", "priority"), ("google", "priority")],
+            "openai-only" => &[("openai", "priority")],
+            "claude-only" => &[("anthropic", "priority")],
+            "auto" | "default" | "flex" | "scale" => return Some(serde_json::json!({"openai": s})),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(Value::Object(pairs.iter().map(|&(k, t)| (k.to_string(), Value::from(t))).collect()))
 }
 
 /// `getContextNotes`: the last valid notebook revision on the path (`{version: 1, text}`

@@ -121,6 +121,7 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>) -> Result<Projection, Unread
         messages,
         anthropic: None,
         responses: None,
+        settings: None,
     })
 }
 
