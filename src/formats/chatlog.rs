@@ -155,6 +155,7 @@ impl Dialect for ChatLog {
             messages,
             anthropic: None,
             responses: None,
+            settings: None,
         })
     }
 
