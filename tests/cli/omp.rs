@@ -406,7 +406,6 @@ fn found_by_id() -> TestResult {
     check(!o.status.success(), || "found without its profile".into())
 }
 
-/// omp pruned a tool result in place and rewrote the file: check says so, as info.
 /// omp's own message roles (a `$` run, a file mention, a developer message; the first two
 /// without `content`) are not reported as unknown or malformed: omp sends them all. The same
 /// lines with a role neither writes are.
@@ -463,6 +462,7 @@ fn developer_in_requests() -> TestResult {
     Ok(())
 }
 
+/// omp pruned a tool result in place and rewrote the file: check says so, as info.
 fn check_pruned() -> TestResult {
     let f = file("05-errors-dangling");
     let raw = fs::read_to_string(&f)?;
