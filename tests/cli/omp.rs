@@ -72,6 +72,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("omp::check_sees_pruning_in_place", check_pruned),
         Trial::test("omp::check_knows_omp_s_own_message_roles", check_roles),
         Trial::test("omp::request_bodies_carry_developer_messages", developer_in_requests),
+        Trial::test("omp::tree_rows_say_omp_s_own_messages", own_role_rows),
         Trial::test("omp::label_as_omp_writes_it_and_other_appends_refused", appends),
         Trial::test("omp::subagent_hangs_under_its_task", subagent),
         Trial::test("omp::inputs_unchanged", inputs_unchanged),
@@ -460,6 +461,30 @@ fn developer_in_requests() -> TestResult {
         })?;
     }
     Ok(())
+}
+
+/// The tree draws a `$` run as its code, a file mention as its paths and a developer
+/// message as its text, each read from the file's own lines.
+fn own_role_rows() -> TestResult {
+    let f = file("16-llm-shapes");
+    let tree = stdout(&run(&["tree", f.to_str().unwrap(), "--filter", "all", "--color", "never"]));
+    let mut seen = 0;
+    for line in fs::read_to_string(&f)?.lines() {
+        let m = &serde_json::from_str::<Value>(line)?["message"];
+        let want = match m["role"].as_str() {
+            Some("pythonExecution") => format!("[python]: {}", m["code"].as_str().unwrap_or_default()),
+            Some("fileMention") => {
+                let paths: Vec<&str> =
+                    m["files"].as_array().unwrap().iter().filter_map(|f| f["path"].as_str()).collect();
+                format!("[file mention]: {}", paths.join(", "))
+            }
+            Some("developer") => format!("developer: {}", m["content"][0]["text"].as_str().unwrap_or_default()),
+            _ => continue,
+        };
+        seen += 1;
+        check(tree.contains(&want), || format!("no row `{want}` in:\n{tree}"))?;
+    }
+    check(seen >= 3, || format!("only {seen} messages in omp's own roles"))
 }
 
 /// omp pruned a tool result in place and rewrote the file: check says so, as info.

@@ -60,10 +60,14 @@ impl Rows for OmpRows<'_, '_> {
 fn own_text(s: &Session, i: EntryIdx) -> Option<String> {
     let kind = s.entries[i].kind;
     let own = own_type(s, i);
-    if kind != EntryType::ModelChange && own.is_none() {
+    let own_role = kind == EntryType::Message && s.entries[i].role == crate::session::Role::Other;
+    if kind != EntryType::ModelChange && own.is_none() && !own_role {
         return None;
     }
     let v = s.parse(i).ok()?;
+    if own_role {
+        return own_message(&v["message"]);
+    }
     let f = |k: &str| js::to_js_string(v.get(k));
     let has = |k: &str| v.get(k).is_some_and(|x| !x.is_null());
     Some(match (kind, own) {
@@ -91,6 +95,30 @@ fn own_text(s: &Session, i: EntryIdx) -> Option<String> {
         (_, Some(other)) => format!("[{other}]"),
         _ => return None,
     })
+}
+
+/// A message in one of omp's own roles as its row says it, in pi's style (`[bash]: cmd`):
+/// the user's `$` run, a file mention's paths, a developer message's text.
+fn own_message(m: &Value) -> Option<String> {
+    match m.get("role").and_then(Value::as_str)? {
+        "pythonExecution" => Some(format!("[python]: {}", js::to_js_string(m.get("code")))),
+        "fileMention" => {
+            let files = m.get("files").and_then(Value::as_array)?;
+            let paths: Vec<String> = files.iter().map(|f| js::to_js_string(f.get("path"))).collect();
+            Some(format!("[file mention]: {}", paths.join(", ")))
+        }
+        "developer" => {
+            let text = match m.get("content") {
+                Some(Value::String(t)) => t.clone(),
+                Some(Value::Array(blocks)) => {
+                    blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join(" ")
+                }
+                _ => String::new(),
+            };
+            Some(format!("developer: {text}"))
+        }
+        _ => None,
+    }
 }
 
 /// A one-line description of entry `i`: omp's own shapes, else pi's.
