@@ -419,7 +419,8 @@ fn write_message(out: &mut Out, m: &Map<String, Value>) -> io::Result<()> {
     let s = |k: &str| text(m.get(k));
     let mut known: Vec<&str> = vec!["role", "timestamp"];
     match role {
-        "user" => {
+        // (`developer`: oh-my-pi's messages from the harness, content like the user's.)
+        "user" | "developer" => {
             time_row(out, m)?;
             write_content(out, m.get("content"))?;
             known.push("content");
@@ -515,8 +516,11 @@ fn write_message(out: &mut Out, m: &Map<String, Value>) -> io::Result<()> {
                 "nestedCalls",
             ]);
         }
-        "bashExecution" => {
-            out.row("command", &format!("$ {}", s("command")))?;
+        // (`pythonExecution`: oh-my-pi's `$` runs, the user's Python in its kernel.)
+        "bashExecution" | "pythonExecution" => {
+            if role == "bashExecution" {
+                out.row("command", &format!("$ {}", s("command")))?;
+            }
             match m.get("exitCode") {
                 None | Some(Value::Null) => out.row("exit code", "(none)")?,
                 Some(c) if c.as_f64() == Some(0.0) => out.row("exit code", "0")?,
@@ -534,9 +538,13 @@ fn write_message(out: &mut Out, m: &Map<String, Value>) -> io::Result<()> {
                 out.row("context", "excluded (`!!`: not sent to the model)")?;
             }
             time_row(out, m)?;
+            if role == "pythonExecution" {
+                out.text_block("code", m.get("code"))?;
+            }
             out.text_block("output", m.get("output"))?;
             known.extend([
                 "command",
+                "code",
                 "output",
                 "exitCode",
                 "cancelled",

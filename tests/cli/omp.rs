@@ -464,13 +464,24 @@ fn developer_in_requests() -> TestResult {
 }
 
 /// The tree draws a `$` run as its code, a file mention as its paths and a developer
-/// message as its text, each read from the file's own lines.
+/// message as its text, each read from the file's own lines; `show` gives a `$` run's code
+/// and a developer message's text as text, not as JSON.
 fn own_role_rows() -> TestResult {
     let f = file("16-llm-shapes");
     let tree = stdout(&run(&["tree", f.to_str().unwrap(), "--filter", "all", "--color", "never"]));
     let mut seen = 0;
-    for line in fs::read_to_string(&f)?.lines() {
+    for (k, line) in fs::read_to_string(&f)?.lines().enumerate() {
         let m = &serde_json::from_str::<Value>(line)?["message"];
+        let shown = |heading: &str, text: &str| -> TestResult {
+            let at = format!("#{}", k + 1);
+            let o = stdout(&run(&["show", f.to_str().unwrap(), &at, "--color", "never"]));
+            check(o.contains(&format!("── {heading} ──\n{text}\n")), || format!("show {at}:\n{o}"))
+        };
+        match m["role"].as_str() {
+            Some("pythonExecution") => shown("code", m["code"].as_str().unwrap_or_default())?,
+            Some("developer") => shown("text", m["content"][0]["text"].as_str().unwrap_or_default())?,
+            _ => {}
+        }
         let want = match m["role"].as_str() {
             Some("pythonExecution") => format!("[python]: {}", m["code"].as_str().unwrap_or_default()),
             Some("fileMention") => {
