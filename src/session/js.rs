@@ -33,15 +33,17 @@ pub fn to_js_string(v: Option<&Value>) -> String {
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|i| match i {
-                Value::Null => String::new(),
-                other => to_js_string(Some(other)),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
+        Some(Value::Array(items)) => items.iter().map(|i| to_js_string_or_empty(Some(i))).collect::<Vec<_>>().join(","),
         Some(Value::Object(_)) => "[object Object]".into(),
+    }
+}
+
+/// `String(x)`, but `undefined` and `null` as nothing: how `Array.prototype.join` (and a
+/// Handlebars `{{x}}`) print them.
+pub fn to_js_string_or_empty(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        v => to_js_string(v),
     }
 }
 

@@ -176,7 +176,8 @@ pub fn project(s: &Session, leaf: Option<EntryIdx>, blob_dir: Option<&Path>) -> 
     }
 
     // (`renderContextNotes`: a cleared notebook, an empty text, adds nothing.)
-    let notes = context_notes(&entries).filter(|&k| entries[k].pointer("/data/text") != Some(&Value::from("")));
+    let notes =
+        context_notes(&entries).filter(|&k| entries[k].pointer("/data/text").and_then(Value::as_str) != Some(""));
     if let Some(k) = notes {
         let rendered = super::prompt::render(CONTEXT_NOTES_TEMPLATE, "notes", entries[k].pointer("/data/text"));
         let rendered = rendered.trim_matches(js::is_js_whitespace);

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::prompt;
 use super::snapcompact::text_block;
 use crate::session::js;
-use crate::session::projection::run_text;
+use crate::session::projection::{put, run_text};
 
 const BRANCH_SUMMARY: &str = "Branch-return summary:\n\n<summary>\n{{summary}}\n</summary>\n";
 const COMPACTION_SUMMARY: &str = "Prior model work/tool state available.\nMUST build on prior work; NEVER duplicate prior work.\n\n<summary>\n{{summary}}\n</summary>\n";
@@ -50,13 +50,6 @@ fn role(m: &Value) -> &str {
 
 fn str_of<'v>(m: &'v Value, key: &str) -> Option<&'v str> {
     m.get(key).and_then(Value::as_str)
-}
-
-/// Inserts `key` when `v` is not `undefined` (JSON.stringify leaves such keys out).
-fn put(m: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
-    if let Some(v) = v {
-        m.insert(key.into(), v.clone());
-    }
 }
 
 /// `{ role, content, attribution, timestamp }`, the shape most fragments have.
@@ -131,7 +124,6 @@ fn convert_one(m: &Value, interrupted_next: bool) -> Vec<Value> {
 /// `convertMessageToLlm` (pi-agent-core's `compaction/messages.ts`): the core roles.
 fn convert_message_to_llm(m: &Value) -> Option<Value> {
     let ts = m.get("timestamp");
-    let agent = Value::from("agent");
     match role(m) {
         "custom" | "hookMessage" => {
             Some(message("developer", custom_content(m.get("content")?), m.get("attribution"), ts))
@@ -166,14 +158,10 @@ fn convert_message_to_llm(m: &Value) -> Option<Value> {
         "assistant" => Some(m.clone()),
         "toolResult" => {
             let mut out = m.clone();
-            if let Some(o) = out.as_object_mut() {
-                if m.get("prunedAt").is_some() {
-                    o.insert("content".into(), Value::Array(pruned_content(m.get("content"))));
-                }
-                let a = m.get("attribution").filter(|a| !a.is_null()).cloned().unwrap_or(agent);
-                o.insert("attribution".into(), a);
+            if let (Some(o), Some(_)) = (out.as_object_mut(), m.get("prunedAt")) {
+                o.insert("content".into(), Value::Array(pruned_content(m.get("content"))));
             }
-            Some(out)
+            Some(attributed(out, "agent"))
         }
         _ => None,
     }
@@ -216,14 +204,7 @@ fn custom_content(c: &Value) -> Value {
 fn pruned_content(content: Option<&Value>) -> Vec<Value> {
     let blocks: &[Value] = content.and_then(Value::as_array).map_or(&[], Vec::as_slice);
     let is_text = |b: &Value| str_of(b, "type") == Some("text");
-    let joined: String = blocks
-        .iter()
-        .filter(|b| is_text(b))
-        .map(|b| match b.get("text") {
-            None | Some(Value::Null) => String::new(),
-            t => js::to_js_string(t),
-        })
-        .collect();
+    let joined = join_texts(blocks.iter().filter(|b| is_text(b)), "");
     let text = if joined.is_empty() { "[Output truncated]".to_string() } else { joined };
     let Some(first) = blocks.iter().position(is_text) else {
         let mut out = vec![text_block(text)];
@@ -254,23 +235,8 @@ fn wrap_steering(m: &Value) -> Value {
             Value::String(prompt::render(USER_INTERJECTION, "message", Some(&Value::String(s.clone()))))
         }
         _ => {
-            // `getArrayContentText`: one text block's text, or several joined by lines.
-            let texts = blocks_of(content, "text");
-            let text = match texts.as_slice() {
-                [] => String::new(),
-                [one] => match one.get("text") {
-                    None | Some(Value::Null) => String::new(),
-                    t => js::to_js_string(t),
-                },
-                many => many
-                    .iter()
-                    .map(|b| match b.get("text") {
-                        None | Some(Value::Null) => String::new(),
-                        t => js::to_js_string(t),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            };
+            // `getArrayContentText`: the text blocks' texts joined by lines.
+            let text = join_texts(blocks_of(content, "text").into_iter(), "\n");
             if text.is_empty() {
                 return plain;
             }
@@ -280,6 +246,11 @@ fn wrap_steering(m: &Value) -> Value {
         }
     };
     message("user", wrapped, Some(&user), ts)
+}
+
+/// The blocks' `text`s joined by `sep`, as JS joins them (a missing one as nothing).
+fn join_texts<'v>(blocks: impl Iterator<Item = &'v Value>, sep: &str) -> String {
+    blocks.map(|b| js::to_js_string_or_empty(b.get("text"))).collect::<Vec<_>>().join(sep)
 }
 
 /// `convertImageBearingCustomMessage`: the text blocks as a developer message, then the

@@ -9,11 +9,7 @@ use crate::session::js;
 /// `prompt.render`: Handlebars with the one `{{key}}` the templates here hold (no escaping;
 /// `undefined` and `null` print nothing), then `format` over the whole text.
 pub fn render(template: &str, key: &str, value: Option<&Value>) -> String {
-    let value = match value {
-        None | Some(Value::Null) => String::new(),
-        v => js::to_js_string(v),
-    };
-    format(&template.replace(&format!("{{{{{key}}}}}"), &value))
+    format(&template.replace(&format!("{{{{{key}}}}}"), &js::to_js_string_or_empty(value)))
 }
 
 /// pi-utils' prompt `format` after rendering: each line's trailing whitespace trimmed; a

@@ -203,7 +203,8 @@ fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, pr
         let not_object =
             fields.ty.is_none() && matches!(out.events.last(), Some((l, Event::NotObject(_))) if *l == line);
         let no_message = fields.ty.as_deref() == Some("message") && !fields.has_message;
-        let role_name = fields.role.as_deref().filter(|r| Role::from_name(r) == Role::Other).map(str::to_string);
+        // (Kept for the report of an unknown role; a borrowed role costs nothing to keep.)
+        let role_name = fields.role.clone();
         let (mut entry, ty) = fields.into_entry(line, span.clone(), bytes, &mut out.owned);
         entry.unreadable = flags.unreadable.is_some();
         if not_object {
@@ -220,7 +221,7 @@ fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, pr
             out.events.push((line, Event::UnknownType(ty.unwrap_or_default().into_owned())));
         }
         if entry.role == Role::Other && !no_message {
-            out.events.push((line, Event::UnknownRole(role_name)));
+            out.events.push((line, Event::UnknownRole(role_name.map(Cow::into_owned))));
         }
         out.entries.push(entry);
     }
