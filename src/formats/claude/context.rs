@@ -263,8 +263,7 @@ struct Item {
     effort: Option<String>,
     /// An attachment's texts for the user's turn, and whether this is not its first.
     attachment: Option<bool>,
-    /// An attachment of a kind the client joins as it joins a user line (with the `\n`);
-    /// on a message, that its last block is such an attachment's.
+    /// An attachment of a kind the client joins as it joins a user line (with the `\n`).
     joins_as_line: bool,
     /// The `output_config` effort a system message states.
     states: Option<String>,
@@ -434,6 +433,13 @@ fn join_user(a: &mut Value, b: Value) {
 /// taken out again at the end.
 const PROBE: &str = "\u{0}pisces: the next prompt\u{0}";
 
+/// The text that stands for the attribution reminder (a `remote_session_change`
+/// attachment) the client makes for the next turn when the context holds none: before the
+/// first turn's is written, or after a compaction. It goes where the turn's attachments go,
+/// so the newline that the turn's user line puts at the seam goes onto it, not onto the text
+/// before it; it is taken out again with the next prompt (it is the new turn's).
+const NEXT_ATTRIBUTION: &str = "\u{0}pisces: the next turn's attribution\u{0}";
+
 /// The `messages` Claude Code sends for the context of `entries` (steps 4 to 6), whose
 /// lines, parsed, are `lines` (one each).
 pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<Value>, Unreadable> {
@@ -476,6 +482,16 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
             blocks(i.content.clone()).first().and_then(|b| b.get("text")).and_then(Value::as_str).map(str::to_string);
         !text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)))
     });
+    // The next turn's attribution (see `NEXT_ATTRIBUTION`); after `--resume` answers an
+    // unfinished turn it comes after that answer, where it changes nothing.
+    let attributed = lines.iter().any(|v| v["attachment"]["type"] == "remote_session_change");
+    let answered_first = resumed && unfinished;
+    if !attributed && !answered_first {
+        list.push(Item {
+            attachment: Some(false),
+            ..Item::new("user", json!([{"type": "text", "text": NEXT_ATTRIBUTION}]))
+        });
+    }
     // Attachments for the user's turn go before it: up past user and system messages, to
     // the reply or the tool results before them.
     let mut ordered: Vec<Item> = Vec::with_capacity(list.len());
@@ -522,6 +538,7 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
         out = state_effort(out, &e);
     }
     take_out_probe(&mut out);
+    take_out_next_attribution(&mut out);
     Ok(out
         .into_iter()
         .map(|m| {
@@ -557,10 +574,6 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
 struct Joiner {
     out: Vec<Item>,
     waiting: Vec<Item>,
-    /// Seams (message, block) where a user line was put after a file's text without the
-    /// newline: the client's requests show none there when the next prompt joins the same
-    /// message, and one when it does not (see [`Joiner::close_seams`]).
-    file_seams: Vec<(usize, usize)>,
 }
 
 impl Joiner {
@@ -587,7 +600,6 @@ impl Joiner {
     }
 
     fn push(&mut self, item: Item) {
-        let k = self.out.len().saturating_sub(1);
         let out = &mut self.out;
         match item.role {
             "system" => self.waiting.push(item),
@@ -608,21 +620,8 @@ impl Joiner {
                 match out.last_mut().filter(|l| l.role == "user") {
                     Some(last) if !after_reply || last.attachment.is_none() => {
                         // A user line's join puts a newline at the seam, and so does a
-                        // file's; other attachments' texts go on as they are. A user line
-                        // right after a file's text: see `file_seams`.
-                        let plain = match item.attachment {
-                            Some(_) => !item.joins_as_line,
-                            None => last.joins_as_line,
-                        };
-                        if item.attachment.is_none() && last.joins_as_line {
-                            let len = match &last.content {
-                                Value::Array(a) => a.len(),
-                                Value::Null => 0,
-                                _ => 1,
-                            };
-                            let at = len.saturating_sub(1);
-                            self.file_seams.push((k, at));
-                        }
+                        // file's; other attachments' texts go on as they are.
+                        let plain = item.attachment.is_some() && !item.joins_as_line;
                         if plain {
                             let mut c = blocks(last.content.take());
                             c.extend(blocks(item.content));
@@ -631,7 +630,6 @@ impl Joiner {
                             join_user(&mut last.content, item.content);
                         }
                         last.attachment = None;
-                        last.joins_as_line = item.attachment.is_some() && item.joins_as_line;
                     }
                     _ => out.push(item),
                 }
@@ -639,29 +637,8 @@ impl Joiner {
         }
     }
 
-    /// The newline at each file seam of a message the next prompt did not join.
-    fn close_seams(&mut self) {
-        let probe = self.out.iter().rposition(|m| {
-            m.role == "user"
-                && m.content
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|b| b.get("text").and_then(Value::as_str) == Some(PROBE)))
-        });
-        for &(m, b) in &self.file_seams {
-            if Some(m) == probe {
-                continue;
-            }
-            if let Some(Value::String(t)) =
-                self.out.get_mut(m).and_then(|m| m.content.get_mut(b)).and_then(|b| b.get_mut("text"))
-            {
-                t.push('\n');
-            }
-        }
-    }
-
     fn finish(mut self) -> Vec<Item> {
         self.flush();
-        self.close_seams();
         self.out
     }
 }
@@ -739,6 +716,23 @@ fn take_out_probe(out: &mut Vec<Item>) {
     }
     while out.last().is_some_and(|m| m.role == "system" && m.content.as_array().is_some_and(Vec::is_empty)) {
         out.pop();
+    }
+}
+
+/// The next turn's attribution out again (see [`NEXT_ATTRIBUTION`]), with its message if
+/// that is left empty.
+fn take_out_next_attribution(out: &mut Vec<Item>) {
+    // With the newline of the seam after it, when a user line joined it.
+    let is_it =
+        |b: &Value| b.get("text").and_then(Value::as_str).is_some_and(|t| t.trim_end_matches('\n') == NEXT_ATTRIBUTION);
+    let Some(k) = out.iter().rposition(|m| m.content.as_array().is_some_and(|a| a.iter().any(is_it))) else {
+        return;
+    };
+    if let Some(a) = out[k].content.as_array_mut() {
+        a.retain(|b| !is_it(b));
+    }
+    if out[k].content.as_array().is_some_and(Vec::is_empty) {
+        out.remove(k);
     }
 }
 
