@@ -127,6 +127,27 @@ def remove_once(msgs, text):
                 if not c:
                     del msgs[i]
                 return True
+            if isinstance(b, dict) and b.get("type") == "tool_result" and unsmoosh(b, want):
+                return True
+    return False
+
+
+def unsmoosh(result, want):
+    """A text the client put after a tool result in the same user message is sent inside that
+    result, after a blank line (at the end of its string content, or of its last text block):
+    takes it out again. Returns whether it was there."""
+    c = result.get("content")
+    holder, key = (result, "content") if isinstance(c, str) else (None, None)
+    if isinstance(c, list) and c and isinstance(c[-1], dict) and c[-1].get("type") == "text":
+        holder, key = c[-1], "text"
+    if holder is None:
+        return False
+    t = holder[key]
+    for sep in ("\n\n", "\n"):
+        k = t.rfind(sep)
+        if k >= 0 and norm(t[k + len(sep):]) == want:
+            holder[key] = t[:k]
+            return True
     return False
 
 

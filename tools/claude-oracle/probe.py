@@ -26,6 +26,26 @@ def session_id(path):
     raise SystemExit(f"{path}: no sessionId")
 
 
+def restore_instructions(path):
+    """Writes back the instruction files (CLAUDE.md, ...) the session's `instructions`
+    attachments recorded, as they recorded them. The scratch project is reset for every
+    resume; without them the client would find them gone and tell the model so
+    ("Instructions no longer present"), which is not the session's context."""
+    for line in open(path, encoding="utf-8", errors="replace"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        a = d.get("attachment") if isinstance(d, dict) else None
+        if not isinstance(a, dict) or a.get("type") != "instructions":
+            continue
+        for f in a.get("files") or []:
+            if isinstance(f, dict) and isinstance(f.get("content"), str) and str(f.get("path", "")).startswith(oracle.HOME + "/"):
+                dst = oracle.SCRATCH / f["path"][len(oracle.HOME) + 1:]
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                dst.write_text(f["content"])
+
+
 def resume(ns, path, uuid=None, extra_lines=(), keep_lines=None):
     """The main request Claude Code sends resuming `path` at `uuid` (None: at its leaf), or
     (None, error text) when it refuses. The copy it resumes is `path`'s first `keep_lines`
@@ -48,6 +68,7 @@ def resume(ns, path, uuid=None, extra_lines=(), keep_lines=None):
         with open(dst, "a") as f:
             for l in extra_lines:
                 f.write(json.dumps(l) + "\n")
+    restore_instructions(path)
     n = ns.request_count()
     args = ["-p", PROBE, "--output-format", "json", "--resume", sid, "--allowedTools", "Bash"]
     if uuid:

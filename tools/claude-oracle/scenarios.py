@@ -164,6 +164,30 @@ SCRIPT = {
     "m-branch": [{"blocks": [tool("Glob", pattern="src/*.js", path=P)]},
                  {"blocks": [text("On this branch: only src/todo.js needs a change.")]}],
     "m-after2": [{"blocks": [text("After the second compaction: still parseDue.")]}],
+    # 11-mixed
+    "x-look": [
+        {"blocks": [text("I'll read the code and the logo."),
+                    tool("Read", file_path=f"{P}/src/todo.js"),
+                    tool("Read", file_path=f"{P}/logo.png")]},
+        {"blocks": [tool("TodoWrite", todos=[
+            {"content": "Fix parseDue", "status": "in_progress", "activeForm": "Fixing parseDue"},
+            {"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"}])]},
+        {"blocks": [tool("Edit", file_path=f"{P}/src/todo.js", old_string="no such text", new_string="x")]},
+        {"blocks": [tool("WebFetch", url="http://127.0.0.1:9/docs", prompt="Summarize the docs")]},
+        {"blocks": [tool("NoSuchTool", anything=1)]},
+        {"blocks": [text("The Edit found nothing to replace and WebFetch was refused. parseDue drops the day.")]},
+    ],
+    "x-after": [{"blocks": [tool("Read", file_path=f"{P}/src/todo.js")]},
+                {"blocks": [text("I see the comment you added to src/todo.js.")]}],
+    "x-branch": [{"blocks": [text("Resumed at the todo list's result: going on from there.")]}],
+    "x-image": [{"blocks": [text("The picture is a small red square.")]}],
+    # 12-interrupt
+    "i-slow": [{"blocks": [text("I'll run the slow check."),
+                           tool("Bash", command="node -e \"setTimeout(() => {}, 30000)\"", description="A slow check")]},
+               {"blocks": [text("unused: the call is interrupted")]}],
+    "i-after": [{"blocks": [text("Fine, I stopped the slow check.")]}],
+    "i-more": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+               {"blocks": [text("The tests still fail on parseDue.")]}],
 }
 
 
@@ -401,6 +425,76 @@ def s10_compact_twice(ns):
     return sid
 
 
+def png(w=2, h=2):
+    """A small red PNG."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * w for _ in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def s11_mixed(ns):
+    """A project with CLAUDE.md. One reply reads the code and a PNG; then TodoWrite (disabled in
+    this version: an error result), an Edit that fails, a WebFetch the run may not use, a tool
+    that does not exist. The code is changed outside between turns, and `--continue` reads it
+    again. Then `--resume-session-at` the first Read's result (a branch at a tool-result line),
+    and a prompt with an image (stream-json)."""
+    proj = oracle.SCRATCH / "todo-cli"
+    (proj / "CLAUDE.md").write_text("# For agents\n\nRun `npm test` before you say a fix works.\n")
+    (proj / "logo.png").write_bytes(png())
+    allowed = [*ALLOWED, "TodoWrite"]
+    first = prompt(ns, "Look at the code and the logo [[x-look]]", *allowed)
+    sid = first["session_id"]
+    src = proj / "src" / "todo.js"
+    src.write_text(src.read_text() + "// checked by hand\n")
+    prompt(ns, "I changed the code, look again [[x-after]]", "--continue", *allowed)
+    # The result of the first Read (src/todo.js), the first of the two results of one reply.
+    read = next(d["uuid"] for d in lines(sid)
+                if d.get("type") == "user" and "function parseDue" in json.dumps(d["message"].get("content")))
+    prompt(ns, "Go on from here [[x-branch]]", "--resume", sid, "--resume-session-at", read, *allowed)
+    import base64
+    msg = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": "What is in this picture? [[x-image]]"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png(4, 4)).decode()}}]}}
+    ns.claude(["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--resume", sid, *allowed],
+              input=json.dumps(msg) + "\n")
+    NOTES["11-mixed"] = [
+        f"branch point (`--resume-session-at` the result of the first Read, src/todo.js): `{read}`",
+        f"leaf of the `--continue` turn: `{last_reply(sid, 'I see the comment')}`",
+        f"leaf of the branch at the tool result: `{last_reply(sid, 'Resumed at the')}`",
+        f"leaf of the image prompt (the newest): `{last_reply(sid, 'small red square')}`",
+    ]
+    return sid
+
+
+def s12_interrupt(ns):
+    """Interactive (tmux): a Bash call of `sleep 30` interrupted with Escape, another prompt,
+    then a turn with a tool call that runs."""
+    seed_home()
+    tui = Tmux(ns, ["--permission-mode", "default", *ALLOWED])
+    try:
+        tui.wait("\u276f")
+        tui.type("Run the slow check [[i-slow]]")
+        tui.wait("setTimeout")
+        time.sleep(2)
+        tui.keys("Escape")
+        tui.wait("Interrupted")
+        tui.type("Never mind [[i-after]]")
+        tui.wait("I stopped the slow check")
+        tui.type("Run the tests instead [[i-more]]")
+        tui.wait("still fail on parseDue")
+        tui.type("/exit")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
+    return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -412,6 +506,8 @@ SCENARIOS = {
     "08-subagent": s08_subagent,
     "09-two-fixes": s09_two_fixes,
     "10-compact-twice": s10_compact_twice,
+    "11-mixed": s11_mixed,
+    "12-interrupt": s12_interrupt,
 }
 
 
