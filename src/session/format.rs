@@ -259,6 +259,13 @@ pub trait Dialect: Send + Sync {
         None
     }
 
+    /// Whether user message `i` is one the client wrote itself, not what the user typed
+    /// (Claude Code's `isMeta` lines: a pasted image's path, a local command's caveat):
+    /// `leaves` names the prompt above it instead. pi: none is.
+    fn client_written(&self, _s: &Session, _i: EntryIdx) -> bool {
+        false
+    }
+
     /// The transcripts of subagents that entry `i` started (Claude Code's `Agent` / `Task`
     /// calls write theirs to files of their own), for the tree to hang under it. pi: none.
     fn subagents(&self, _s: &Session, _i: EntryIdx) -> Vec<Subagent> {

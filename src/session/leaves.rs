@@ -87,6 +87,9 @@ struct Want {
 /// What was read from one entry, as wanted.
 struct Facts {
     prompt: Option<String>,
+    /// The prompt entry is one the client wrote itself (Claude Code's `isMeta` user lines:
+    /// a pasted image's path, a local command's caveat), not what the user typed.
+    meta: bool,
     reply: Option<Reply>,
     model: Option<Model>,
     timestamp: Option<Value>,
@@ -99,14 +102,30 @@ fn facts(s: &Session, i: EntryIdx, want: Want) -> Result<Facts, Unreadable> {
     let v = match s.parse(i) {
         Ok(v) => v,
         Err(e) if want.prompt || want.reply || want.model => return Err(e),
-        Err(_) => return Ok(Facts { prompt: None, reply: None, model: None, timestamp: None }),
+        Err(_) => return Ok(Facts { prompt: None, meta: false, reply: None, model: None, timestamp: None }),
     };
     Ok(Facts {
         prompt: want.prompt.then(|| content_text(v.get("message").and_then(|m| m.get("content")))),
+        meta: want.prompt && s.dialect().client_written(s, i),
         reply: want.reply.then(|| reply_of(i, &v)),
         model: want.model.then(|| model_of(s, i, &v)),
         timestamp: if want.timestamp { v.get("timestamp").cloned() } else { None },
     })
+}
+
+/// The text of the nearest user message above `i` that the user typed (see
+/// `Dialect::client_written`), if any.
+fn typed_prompt_above(s: &Session, i: EntryIdx) -> Result<Option<(EntryIdx, String)>, Unreadable> {
+    let mut cur = s.parent(i);
+    while let Some(c) = cur {
+        let e = &s.entries[c];
+        if e.kind == EntryType::Message && e.role == Role::User && !s.dialect().client_written(s, c) {
+            let v = s.parse(c)?;
+            return Ok(Some((c, content_text(v.get("message").and_then(|m| m.get("content"))))));
+        }
+        cur = s.parent(c);
+    }
+    Ok(None)
 }
 
 /// The last reply's facts, from its parsed entry.
@@ -200,13 +219,15 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
         wants[part].iter().map(|&(i, want)| facts(s, i, want)).collect()
     })?;
     // (Shared as `Rc`s: many leaves name the same prompt.)
-    let mut prompts: HashMap<EntryIdx, Rc<str>> = HashMap::default();
+    let mut prompts: HashMap<EntryIdx, (EntryIdx, Rc<str>)> = HashMap::default();
     let mut replies: HashMap<EntryIdx, Rc<Reply>> = HashMap::default();
     let mut models: HashMap<EntryIdx, Rc<Model>> = HashMap::default();
     let mut stamps: HashMap<EntryIdx, Value> = HashMap::default();
     for (&(i, _), f) in wants.iter().zip(facts) {
         if let Some(p) = f.prompt {
-            prompts.insert(i, p.into());
+            // For a line the client wrote, the prompt the user typed above it.
+            let typed = if f.meta { typed_prompt_above(s, i)? } else { None };
+            prompts.insert(i, typed.map_or_else(|| (i, p.into()), |(u, p)| (u, p.into())));
         }
         if let Some(r) = f.reply {
             replies.insert(i, Rc::new(r));
@@ -230,7 +251,7 @@ pub fn collect(s: &Session) -> Result<Vec<Leaf>, Unreadable> {
             entry: leaf,
             depth: a.depth as usize,
             label,
-            prompt: a.user.map(|u| (u, prompts[&u].clone())),
+            prompt: a.user.map(|u| prompts[&u].clone()),
             reply: a.assistant.map(|r| replies[&r].clone()),
             model: a.model.map(|m| models[&m].clone()),
             timestamp: stamps.remove(&leaf),

@@ -66,6 +66,7 @@ pub fn trials() -> Vec<Trial> {
     trials.extend([
         Trial::test("claude::logged_requests_are_the_contexts", logged_requests_match),
         Trial::test("claude::leaves_cost_is_the_clients", leaves_cost_is_the_clients),
+        Trial::test("claude::leaves_name_the_typed_prompt", leaves_name_the_typed_prompt),
         Trial::test("claude::fork_at_every_entry_builds_the_same_context", forks_build_the_same_context),
         Trial::test("claude::diff_of_two_fix_attempts", diff_of_two_fix_attempts),
         Trial::test("claude::forks_reopened_by_the_client", forks_reopened_by_the_client),
@@ -217,6 +218,28 @@ fn leaves_cost_is_the_clients() -> TestResult {
     check(leaves.len() == 1, || format!("one tip expected, got {}", leaves.len()))?;
     let cost = leaves[0]["cost"].as_f64().or_else(|| leaves[0]["usage"]["cost"].as_f64()).ok_or("no cost")?;
     check((cost - want).abs() < 1e-9, || format!("cost {cost}, the client counted {want}"))
+}
+
+/// A prompt with an image is followed by a line the client writes itself (`isMeta`: the
+/// image's path): the leaf's last prompt is the one the user typed, with its own id.
+fn leaves_name_the_typed_prompt() -> TestResult {
+    let file = testdata().join("claude-code-2.1.332/11-mixed.jsonl");
+    let text = fs::read_to_string(&file)?;
+    let lines: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let typed = lines
+        .iter()
+        .rfind(|v| v["type"] == "user" && v["isMeta"] != true && v["message"]["content"][1]["type"] == "image")
+        .ok_or("no prompt with an image")?;
+    check(lines.iter().any(|v| v["isMeta"] == true && v["parentUuid"] == typed["uuid"]), || {
+        "the client's line after the image prompt is gone".to_string()
+    })?;
+    let doc = stdout_json(&run(&["leaves", file.to_str().unwrap(), "--format", "json"]))?;
+    let leaf =
+        doc["leaves"].as_array().into_iter().flatten().find(|l| l["isDefault"] == true).ok_or("no default leaf")?;
+    check(leaf["lastUserPrompt"]["id"] == typed["uuid"], || format!("last prompt {}", leaf["lastUserPrompt"]))?;
+    check(leaf["lastUserPrompt"]["text"] == typed["message"]["content"][0]["text"], || {
+        format!("last prompt {}", leaf["lastUserPrompt"])
+    })
 }
 
 fn tree_rows() -> TestResult {

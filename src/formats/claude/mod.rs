@@ -384,6 +384,10 @@ impl Dialect for Claude {
         v.pointer("/toolUseResult/file/content").and_then(Value::as_str).map(str::to_string)
     }
 
+    fn client_written(&self, s: &Session, i: EntryIdx) -> bool {
+        context::line(s, i).is_ok_and(|v| v.get("isMeta").and_then(Value::as_bool) == Some(true))
+    }
+
     fn subagents(&self, s: &Session, i: EntryIdx) -> Vec<crate::session::format::Subagent> {
         subagents::of(s, i)
     }
