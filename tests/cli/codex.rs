@@ -509,8 +509,13 @@ fn conversation_of_responses(input: &Value) -> Vec<(String, String)> {
             Some("message") => {
                 let role = it["role"].as_str().unwrap_or_default();
                 for b in it["content"].as_array().into_iter().flatten() {
+                    if b["type"] == "input_image" {
+                        out.push((role.to_string(), "<image>".into()));
+                        continue;
+                    }
                     let t = b["text"].as_str().unwrap_or_default();
-                    if role == "developer" || t.starts_with("<environment_context>") {
+                    let client = ["<environment_context>", "# AGENTS.md instructions"].iter().any(|p| t.starts_with(p));
+                    if role == "developer" || client {
                         continue;
                     }
                     out.push((role.to_string(), t.trim_end().to_string()));
@@ -543,6 +548,7 @@ fn conversation_of_pi(messages: &Value) -> Vec<(String, String)> {
                     out.push((role.to_string(), b["text"].as_str().unwrap_or_default().trim_end().to_string()))
                 }
                 Some("toolCall") => out.push(("call".into(), b["id"].as_str().unwrap_or_default().to_string())),
+                Some("image") => out.push((role.to_string(), "<image>".into())),
                 _ => {}
             }
         }

@@ -106,6 +106,7 @@ class Probe:
             f = home / rel
             f.write_bytes(f.read_bytes()[:off])
         scenarios.write_project()
+        restore_agents_md(self.family)
 
     def run(self, tid, via, cut=None):
         self.setup(cut)
@@ -135,6 +136,22 @@ class Probe:
         g["tools"] = [t.get("name") or t.get("type") for t in body.get("tools") or []]
         g["instructions"] = body.get("instructions")
         return g
+
+
+def restore_agents_md(family):
+    """Writes back the AGENTS.md files the family's `world_state` lines recorded, as they
+    recorded them: the scratch project is reset for every run, and without them the client
+    would resume in a project whose instructions are gone."""
+    found = {}
+    for f in sorted((family / "sessions").rglob("rollout-*.jsonl")):
+        for d in load(f):
+            a = ((d.get("payload") or {}).get("state") or {}).get("agents_md") if d.get("type") == "world_state" else None
+            if isinstance(a, dict) and isinstance(a.get("text"), str) and str(a.get("directory", "")).startswith(oracle.HOME + "/"):
+                found[a["directory"]] = a["text"]
+    for directory, text in found.items():
+        dst = oracle.SCRATCH / directory[len(oracle.HOME) + 1:] / "AGENTS.md"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(text)
 
 
 def run(names):

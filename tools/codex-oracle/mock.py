@@ -21,6 +21,7 @@ reply. An ITEM is one of
                                        `encrypted_content` as the API gives it
   {"exec": "npm test"}                 a call of the request's shell tool (exec_command {cmd},
                                        shell_command {command}, shell {command: [bash, -lc, ..]})
+  {"call": NAME, "args": {...}}        a function call of any other tool (update_plan, ...)
   {"patch": "*** Begin Patch ..."}     an apply_patch call (a custom/freeform tool call when the
                                        request offers apply_patch as `custom`, else a function call)
 
@@ -162,6 +163,9 @@ def build(req):
             out.append(shell_item(spec["exec"], tools, cid))
         elif "patch" in spec:
             out.append(patch_item(spec["patch"], tools, cid))
+        elif "call" in spec:
+            out.append({"type": "function_call", "id": stable("fc_", key[0], key[1], j, n), "status": "completed",
+                        "name": spec["call"], "arguments": json.dumps(spec.get("args", {})), "call_id": cid})
         else:
             raise ValueError(spec)
     return out

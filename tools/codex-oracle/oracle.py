@@ -90,7 +90,7 @@ BASE_INSTRUCTIONS = ("You are a coding agent running in the Codex CLI, a termina
 MODEL_CATALOG = {"models": [{
     "slug": "mock-model", "display_name": "Mock model", "description": "The codex-oracle's scripted model.",
     "prefer_websockets": False, "support_verbosity": False, "default_verbosity": None,
-    "apply_patch_tool_type": "freeform", "web_search_tool_type": "text", "input_modalities": ["text"],
+    "apply_patch_tool_type": "freeform", "web_search_tool_type": "text", "input_modalities": ["text", "image"],
     "supports_image_detail_original": False, "truncation_policy": {"mode": "tokens", "limit": 10000},
     "supports_parallel_tool_calls": True, "tool_mode": None, "multi_agent_version": None,
     "multi_agent_reasoning_effort": None, "use_responses_lite": False, "supports_reasoning_effort_updates": False,

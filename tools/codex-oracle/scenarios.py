@@ -143,6 +143,17 @@ SCRIPT = {
         [run("npm test")],
         [text("Fixed: parseDue parses the day and `npm test` passes.")],
     ],
+    # 06-mixed
+    "x-image": [[text("The picture is a small red square.")]],
+    "x-plan": [
+        [text("I'll plan, then look at the code and the tests at once."),
+         {"call": "update_plan", "args": {"explanation": "Find the bug", "plan": [
+             {"step": "Read the code", "status": "in_progress"}, {"step": "Run the tests", "status": "pending"}]}},
+         run("cat src/todo.js"), run("npm test")],
+        [patch("*** Begin Patch\n*** Update File: src/todo.js\n@@\n-no such line\n+still none\n*** End Patch\n")],
+        [text("The patch did not apply: that line is not in src/todo.js. parseDue drops the day.")],
+    ],
+    "x-more": [[run("seq 1 3000")], [text("That printed three thousand lines.")]],
 }
 
 
@@ -316,12 +327,38 @@ def s05(ns):
             c: "fix attempt B (`exec fork` of the same point): the real patch, `npm test` PASSES"}
 
 
+def png(w=2, h=2):
+    """A small red PNG."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * w for _ in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def s06(ns):
+    """A project with AGENTS.md. A prompt with an image (`-i`); resumed: one reply with an
+    update_plan call and two exec_command calls, then an apply_patch that does not apply;
+    resumed with another sandbox mode and reasoning effort: a long output."""
+    proj = oracle.SCRATCH / "todo-cli"
+    (proj / "AGENTS.md").write_text("# Agents\n\nRun `npm test` before you say a fix works.\n")
+    (proj / "logo.png").write_bytes(png())
+    a = thread_id(ns.codex([*EXEC, "What is in this picture? [[x-image]]", "-i", f"{oracle.PROJECT}/logo.png"]).stdout)
+    resume(ns, a, "Look around and plan [[x-plan]]")
+    ns.codex([*EXEC, "-s", "danger-full-access", "-c", "model_reasoning_effort=\"high\"", "resume", a, "Count to three thousand [[x-more]]"])
+    return {a: "the thread: `[[x-image]]` (`exec -i logo.png`), `[[x-plan]]` (resumed: update_plan and two exec_command calls in one reply, an apply_patch that fails), `[[x-more]]` (resumed with `-s danger-full-access -c model_reasoning_effort=high`: `seq 1 3000`)"}
+
+
 SCENARIOS = {
     "01-exec-and-patch": s01,
     "02-reasoning": s02,
     "03-forks": s03,
     "04-compact": s04,
     "05-two-fixes": s05,
+    "06-mixed": s06,
 }
 
 

@@ -41,13 +41,24 @@ fn texts(content: Option<&Value>, kinds: &[&str]) -> Vec<Value> {
                 if kinds.contains(&ty) {
                     Some(json!({"type": "text", "text": b.get("text").cloned().unwrap_or_default()}))
                 } else if ty.contains("image") {
-                    Some(json!({"type": "text", "text": "[image]"}))
+                    Some(image(b))
                 } else {
                     None
                 }
             })
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// An `input_image` block as pi's image: its `image_url` is a data URL when the client
+/// read the file (`-i`, `view_image`); one that names the image elsewhere cannot be an
+/// image of pi's and stays a mark in the text.
+fn image(b: &Value) -> Value {
+    let url = b.get("image_url").and_then(Value::as_str).unwrap_or_default();
+    match url.strip_prefix("data:").and_then(|r| r.split_once(";base64,")) {
+        Some((mime, data)) if !mime.is_empty() => json!({"type": "image", "data": data, "mimeType": mime}),
+        _ => json!({"type": "text", "text": "[image]"}),
     }
 }
 
