@@ -33,10 +33,10 @@ fn read_json(p: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
 }
 
-/// Every golden of both corpora, with the corpus folder it belongs to.
+/// Every golden of the corpora, with the corpus folder it belongs to.
 fn goldens() -> Vec<(PathBuf, Value)> {
     let mut out = Vec::new();
-    for dir in [corpus(), corpus().join("blocks")] {
+    for dir in [corpus(), corpus().join("blocks"), corpus().join("more")] {
         let mut files: Vec<PathBuf> = fs::read_dir(dir.join("goldens")).unwrap().map(|e| e.unwrap().path()).collect();
         files.sort();
         out.extend(files.iter().map(|p| (dir.clone(), read_json(p))));

@@ -43,6 +43,18 @@ SCRIPT = {
     "b2": [[{"reasoning": "The user wants a short answer."}, {"text": "Short answer one."},
             {"reasoning": "Add a second part."}, {"text": "Short answer two."}]],
     "b3": [[{"exec": "true"}], [{"text": "The command printed nothing."}]],
+    # the `more` part: parallel calls, file edits, long sessions compacted twice
+    "m1": [[{"text": "Three things at once."}, {"exec": "ls"}, {"exec": "wc -l notes.txt"},
+            {"tool": "read", "args": {"path": "README.md"}}],
+           [{"text": "Two files; notes.txt has 3 lines; the README names the CLI."}]],
+    "m2": [[{"tool": "write", "args": {"path": "TODO.md", "content": "- sort notes\n"}}],
+           [{"tool": "edit", "args": {"path": "TODO.md", "edits": [{"oldText": "- sort notes", "newText": "- sort notes by date"}]}}],
+           [{"tool": "edit", "args": {"path": "TODO.md", "edits": [{"oldText": "no such text", "newText": "x"}]}}],
+           [{"text": "TODO.md written and edited; the second edit found nothing to replace."}]],
+    "m3": [[{"text": "Turn three of the long session."}]],
+    "m4": [[{"exec": "cat notes.txt"}], [{"text": "Turn four: notes.txt read."}]],
+    "m5": [[{"text": "Turn five, after the first compaction."}]],
+    "m6": [[{"text": "Turn six, after the second compaction."}]],
 }
 
 # name -> (agent, what it covers, steps). A step is ("turn", PROMPT) (the first opens the
@@ -86,7 +98,18 @@ BLOCKS = [
     ("empty", "main", "an exec call that prints nothing (`true`)",
      [("turn", "Run true [[b3]]")]),
 ]
-PARTS = {"": SCENARIOS, "blocks": BLOCKS}
+# The third corpus (OPENCLAW_ORACLE_PART=more, testdata/openclaw-<version>/more/).
+MORE = [
+    ("parallel", "main", "one reply with text and three calls (two exec, one read), then the answer",
+     [("turn", "Look at three things at once [[m1]]")]),
+    ("edits", "main", "the write tool, the edit tool, an edit whose old text is not there (an error result)",
+     [("turn", "Write a TODO and edit it [[m2]]")]),
+    ("long", "main", "six turns, compacted after the 4th and again after the 5th",
+     [("turn", "Long session, part one [[m1]]"), ("turn", "Part two [[m2]]"), ("turn", "Part three [[m3]]"),
+      ("turn", "Part four [[m4]]"), ("rpc", "sessions.compact", {"key": "@key"}), ("turn", "Part five [[m5]]"),
+      ("rpc", "sessions.compact", {"key": "@key"}), ("turn", "Part six [[m6]]")]),
+]
+PARTS = {"": SCENARIOS, "blocks": BLOCKS, "more": MORE}
 
 
 def png(w=4, h=4, rgb=(220, 30, 30)):
