@@ -449,6 +449,8 @@ fn conversation_of_anthropic(messages: &Value) -> Vec<(String, String)> {
                 Some("tool_result") => {
                     out.push(("result".into(), b["tool_use_id"].as_str().unwrap_or_default().to_string()))
                 }
+                // pi has no documents: the conversion keeps the block as it is, as its JSON.
+                Some("document") => out.push((role.to_string(), serde_json::to_string(b).unwrap_or_default())),
                 _ => {}
             }
         }
@@ -539,11 +541,21 @@ fn diff_of_two_fix_attempts() -> TestResult {
 /// ends mid-turn (`--resume` alone, as on a fork) rather than cut there
 /// (`--resume-session-at`): it answers the interrupted turn with an assistant "No response
 /// requested.", words the results it makes up for unanswered calls otherwise and puts them
-/// after the real ones, and sends an empty system message for its effort; a user line it joins
-/// after a file's text gets a newline there that it does not get when the next prompt joins
-/// that message. Those are taken out of both sides.
+/// after the real ones, and sends an empty system message for its effort; the attribution
+/// reminder it makes for the next turn comes after that answer, so the text before the turn's
+/// user line keeps the newline of the seam (cut there, the reminder takes it); a context of
+/// nothing but system texts (a hook's) goes as the user's reminder before the answer (cut
+/// there, as a system message stating the effort). Those are taken out of both sides.
 fn as_if_cut(messages: &Value) -> Value {
     let mut out: Vec<Value> = canonical(messages).as_array().cloned().unwrap_or_default();
+    if let [only] = &mut out[..] {
+        if only["role"] == "system" {
+            only.as_object_mut().map(|o| o.remove("output_config"));
+            if let Some(t) = only["content"].as_str().or_else(|| only["content"][0]["text"].as_str()) {
+                *only = serde_json::json!({"role": "user", "content": [{"type": "text", "text": format!("<system-reminder>\n{t}\n</system-reminder>")}]});
+            }
+        }
+    }
     for m in &mut out {
         for b in m["content"].as_array_mut().into_iter().flatten() {
             if let Some(t) = b["text"].as_str().and_then(|t| t.strip_suffix("</system-reminder>\n")) {

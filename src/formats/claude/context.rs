@@ -482,10 +482,13 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
             blocks(i.content.clone()).first().and_then(|b| b.get("text")).and_then(Value::as_str).map(str::to_string);
         !text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)))
     });
+    // A context of nothing but system texts (a hook's, written before the first prompt) is
+    // a turn of the user's to the client: it sends them as the user's and answers them.
+    let only_system = !list.is_empty() && list.iter().all(|i| i.role == "system");
     // The next turn's attribution (see `NEXT_ATTRIBUTION`); after `--resume` answers an
     // unfinished turn it comes after that answer, where it changes nothing.
     let attributed = lines.iter().any(|v| v["attachment"]["type"] == "remote_session_change");
-    let answered_first = resumed && unfinished;
+    let answered_first = resumed && (unfinished || only_system);
     if !attributed && !answered_first {
         list.push(Item {
             attachment: Some(false),
@@ -529,7 +532,7 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
     }
     answer_unanswered(&mut joiner.out, resumed);
     // `--resume` answers a turn the file left unfinished before the next prompt.
-    if resumed && unfinished && joiner.out.last().is_some_and(|m| m.role == "user") {
+    if resumed && (unfinished && joiner.out.last().is_some_and(|m| m.role == "user") || only_system) {
         joiner.push(Item::new("assistant", json!([{"type": "text", "text": NO_RESPONSE}])));
     }
     joiner.push(Item::new("user", json!([{"type": "text", "text": PROBE}])));
