@@ -188,6 +188,13 @@ SCRIPT = {
     "i-after": [{"blocks": [text("Fine, I stopped the slow check.")]}],
     "i-more": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
                {"blocks": [text("The tests still fail on parseDue.")]}],
+    # 13-hooks-mcp
+    "h-mcp": [{"blocks": [text("I'll ask the notes server, then run the tests."),
+                          tool("mcp__notes__echo", text="hello from the model")]},
+              {"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+              {"blocks": [text("The notes server echoed; the tests fail on parseDue.")]}],
+    "h-doc": [{"blocks": [text("The PDF says: Hello PDF.")]}],
+    "h-more": [{"blocks": [text("The hooks added their notes again.")]}],
 }
 
 
@@ -495,6 +502,52 @@ def s12_interrupt(ns):
     return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
 
 
+def pdf():
+    """A one-page PDF that says "Hello PDF"."""
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+            None, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    stream = b"BT /F1 18 Tf 20 40 Td (Hello PDF) Tj ET"
+    objs[3] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+    out, offsets = b"%PDF-1.4\n", []
+    for k, o in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % k + o + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+
+
+HOOKS = {
+    "SessionStart": [{"hooks": [{"type": "command", "command": "echo 'Session hook: the release is on Friday.'"}]}],
+    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"UserPromptSubmit\", \"additionalContext\": \"Prompt hook: keep answers short.\"}}'"}]}],
+    "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"Post hook: Bash ran.\"}}'"}]}],
+}
+
+
+def s13_hooks_mcp(ns):
+    """Project hooks (.claude/settings.json: SessionStart and UserPromptSubmit adding context,
+    PostToolUse on Bash), an MCP server (`--mcp-config`: `notes`, tool `echo`, mcp_notes.py);
+    a reply calling the MCP tool, then Bash; resumed with a prompt holding a PDF document
+    (stream-json); resumed once more."""
+    proj = oracle.SCRATCH / "todo-cli"
+    (proj / ".claude").mkdir(exist_ok=True)
+    (proj / ".claude" / "settings.json").write_text(json.dumps({"hooks": HOOKS}, indent=2))
+    cfg = oracle.RUN / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"notes": {"command": "python3", "args": [str(oracle.HERE / "mcp_notes.py")]}}}))
+    mcp = ["--mcp-config", str(cfg), "--allowedTools", "mcp__notes__echo"]
+    first = prompt(ns, "Ask the notes server and run the tests [[h-mcp]]", *mcp)
+    sid = first["session_id"]
+    import base64
+    msg = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": base64.b64encode(pdf()).decode()}},
+        {"type": "text", "text": "What does this PDF say? [[h-doc]]"}]}}
+    ns.claude(["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--resume", sid, *ALLOWED, *mcp],
+              input=json.dumps(msg) + "\n")
+    prompt(ns, "Anything else? [[h-more]]", "--resume", sid, *mcp)
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -508,6 +561,7 @@ SCENARIOS = {
     "10-compact-twice": s10_compact_twice,
     "11-mixed": s11_mixed,
     "12-interrupt": s12_interrupt,
+    "13-hooks-mcp": s13_hooks_mcp,
 }
 
 
