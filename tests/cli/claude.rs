@@ -250,7 +250,17 @@ fn tree_rows() -> TestResult {
         check(text.contains(row), || format!("no row {row:?} in\n{text}{}", stderr(&out)))?;
     }
     // The reply that only called tools is not a row of its own: its results name it.
-    check(!text.contains("[Read: src/todo.js] [Grep"), || format!("a calls-only reply is shown:\n{text}"))
+    check(!text.contains("[Read: src/todo.js] [Grep"), || format!("a calls-only reply is shown:\n{text}"))?;
+    // A prompt's image and document are named where they are.
+    for (file, row) in [
+        ("11-mixed", "user: What is in this picture? [[x-image]] [image]"),
+        ("13-hooks-mcp", "user: [document] What does this PDF say? [[h-doc]]"),
+    ] {
+        let f = testdata().join(format!("claude-code-2.1.332/{file}.jsonl"));
+        let text = stdout(&run(&["tree", f.to_str().unwrap()]));
+        check(text.contains(row), || format!("no row {row:?} in\n{text}"))?;
+    }
+    Ok(())
 }
 
 /// The subagent's transcript hangs under the row of the `Agent` call's result: folded by

@@ -120,6 +120,7 @@ fn text_of(content: Option<&Value>) -> String {
             .filter_map(|b| match b.get("type").and_then(Value::as_str) {
                 Some("text") => b.get("text").and_then(Value::as_str).map(str::to_string),
                 Some("image") => Some("[image]".into()),
+                Some("document") => Some("[document]".into()),
                 _ => None,
             })
             .collect::<Vec<_>>()
