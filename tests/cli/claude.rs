@@ -449,6 +449,12 @@ fn conversation_of_anthropic(messages: &Value) -> Vec<(String, String)> {
     for m in canonical(messages).as_array().into_iter().flatten() {
         let role = m["role"].as_str().unwrap_or_default();
         for b in m["content"].as_array().into_iter().flatten() {
+            // A background task's notification goes framed as a reminder; the conversion
+            // keeps the line as it was written.
+            if let Some(n) = b["text"].as_str().and_then(|t| t.find("<task-notification>").map(|k| &t[k..])) {
+                out.push((role.to_string(), n.trim_end_matches("\n</system-reminder>").to_string()));
+                continue;
+            }
             match b["type"].as_str() {
                 Some("text")
                     if role != "system" && !b["text"].as_str().unwrap_or_default().starts_with("<system-reminder>") =>
