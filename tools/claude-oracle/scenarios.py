@@ -195,6 +195,14 @@ SCRIPT = {
               {"blocks": [text("The notes server echoed; the tests fail on parseDue.")]}],
     "h-doc": [{"blocks": [text("The PDF says: Hello PDF.")]}],
     "h-more": [{"blocks": [text("The hooks added their notes again.")]}],
+    # 14-plan-background
+    "p-plan": [{"blocks": [tool("Read", file_path=f"{P}/src/todo.js")]},
+               {"blocks": [text("Here is the plan."), tool("ExitPlanMode", plan="1. Parse the day in parseDue.\n2. Run npm test.")]},
+               {"blocks": [text("Planned: parse the day, then run the tests.")]}],
+    "p-bg": [{"blocks": [tool("Bash", command="node -e \"setTimeout(() => console.log('slow check done'), 1500)\"",
+                              description="A slow check", run_in_background=True)]},
+             {"blocks": [text("The slow check runs in the background.")]}],
+    "p-after": [{"blocks": [text("The background check has finished by now.")]}],
 }
 
 
@@ -548,6 +556,17 @@ def s13_hooks_mcp(ns):
     return sid
 
 
+def s14_plan_background(ns):
+    """`--permission-mode plan`: a Read, then ExitPlanMode with a plan; resumed (default mode):
+    a Bash call with `run_in_background`; resumed once more after it finished."""
+    first = prompt(ns, "Plan the fix [[p-plan]]", "--permission-mode", "plan")
+    sid = first["session_id"]
+    prompt(ns, "Start the slow check in the background [[p-bg]]", "--resume", sid)
+    time.sleep(3)
+    prompt(ns, "Is it done? [[p-after]]", "--resume", sid)
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -562,6 +581,7 @@ SCENARIOS = {
     "11-mixed": s11_mixed,
     "12-interrupt": s12_interrupt,
     "13-hooks-mcp": s13_hooks_mcp,
+    "14-plan-background": s14_plan_background,
 }
 
 
