@@ -203,6 +203,10 @@ SCRIPT = {
                               description="A slow check", run_in_background=True)]},
              {"blocks": [text("The slow check runs in the background.")]}],
     "p-after": [{"blocks": [text("The background check has finished by now.")]}],
+    # 15-skills
+    "k-user": [{"blocks": [text("Following the notes skill: one line per note.")]}],
+    "k-model": [{"blocks": [tool("Skill", skill="notes")]},
+                {"blocks": [text("The skill says to keep one line per note.")]}],
 }
 
 
@@ -567,6 +571,19 @@ def s14_plan_background(ns):
     return sid
 
 
+def s15_skills(ns):
+    """A project skill (.claude/skills/notes/SKILL.md): the user invokes it (`/notes ...`),
+    then the model calls the Skill tool for it."""
+    d = oracle.SCRATCH / "todo-cli" / ".claude" / "skills" / "notes"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "SKILL.md").write_text("---\nname: notes\ndescription: How to write notes in this project\n---\n\n"
+                                "Write one line per note, newest last.\n")
+    first = prompt(ns, "/notes how do I add a note? [[k-user]]", "--allowedTools", "Skill")
+    sid = first["session_id"]
+    prompt(ns, "Use the notes skill yourself [[k-model]]", "--resume", sid, "--allowedTools", "Skill")
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -582,6 +599,7 @@ SCENARIOS = {
     "12-interrupt": s12_interrupt,
     "13-hooks-mcp": s13_hooks_mcp,
     "14-plan-background": s14_plan_background,
+    "15-skills": s15_skills,
 }
 
 
