@@ -269,6 +269,8 @@ struct Item {
     states: Option<String>,
     /// Tools a system message makes available (`tool_addition` blocks after its text).
     additions: Vec<String>,
+    /// A compaction's summary (`isCompactSummary`): no turn of the user's to answer.
+    summary: bool,
 }
 
 impl Item {
@@ -282,6 +284,7 @@ impl Item {
             joins_as_line: false,
             states: None,
             additions: Vec::new(),
+            summary: false,
         }
     }
 }
@@ -349,7 +352,7 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
     let content = || v.get("message").and_then(|m| m.get("content")).cloned().unwrap_or(Value::Null);
     match ty {
         "user" if is_task_notification(v) => vec![Item::new("user", task_notification(content()))],
-        "user" => vec![Item::new("user", content())],
+        "user" => vec![Item { summary: v["isCompactSummary"] == true, ..Item::new("user", content()) }],
         "assistant" => {
             if v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
                 return Vec::new();
@@ -526,11 +529,15 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
         turn_effort = Some(DEFAULT_EFFORT.into());
     }
     // A turn is left unfinished unless the last user line is one of a local command's
-    // (`/compact`'s caveat, name and output), which the model is not asked to answer.
-    let unfinished = list.iter().rev().find(|i| i.role == "user" && i.attachment.is_none()).is_some_and(|i| {
+    // (`/compact`'s caveat, name and output), which the model is not asked to answer, or a
+    // compaction's summary with attachments after it (the client's last message is then an
+    // attachment, which it does not answer; a summary that ends the file, it does).
+    let last_user = list.iter().rposition(|i| i.role == "user" && i.attachment.is_none());
+    let unfinished = last_user.is_some_and(|k| {
+        let i = &list[k];
         let text =
             blocks(i.content.clone()).first().and_then(|b| b.get("text")).and_then(Value::as_str).map(str::to_string);
-        !text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)))
+        !(i.summary && k + 1 < list.len()) && !text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)))
     });
     // A context of nothing but system texts (a hook's, written before the first prompt) is
     // a turn of the user's to the client: it sends them as the user's and answers them.
