@@ -207,6 +207,13 @@ SCRIPT = {
     "k-user": [{"blocks": [text("Following the notes skill: one line per note.")]}],
     "k-model": [{"blocks": [tool("Skill", skill="notes")]},
                 {"blocks": [text("The skill says to keep one line per note.")]}],
+    # 16-summaries
+    "s1": [{"blocks": [tool("Read", file_path=f"{P}/src/todo.js")]}, {"blocks": [text("First: src/todo.js read.")]}],
+    "s2": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+           {"blocks": [text("Second: the tests fail on parseDue.")]}],
+    "s3": [{"blocks": [text("Third: parseDue needs the day.")]}],
+    "s4": [{"blocks": [text("Fourth, after the summary: still parseDue.")]}],
+    "s5": [{"blocks": [text("Fifth, after the compaction with instructions.")]}],
 }
 
 
@@ -584,6 +591,42 @@ def s15_skills(ns):
     return sid
 
 
+def s16_summaries(ns):
+    """Three turns; in the TUI, /rewind to the second prompt and "Summarize from here" (the
+    turns from there replaced by a summary), one more prompt; then `-p "/compact <instructions>"`
+    and a prompt after it."""
+    sid = prompt(ns, "Read the code [[s1]]")["session_id"]
+    prompt(ns, "Run the tests [[s2]]", "--resume", sid)
+    prompt(ns, "What is wrong? [[s3]]", "--resume", sid)
+    seed_home()
+    tui = Tmux(ns, ["--resume", sid, "--permission-mode", "default", *ALLOWED])
+    try:
+        tui.wait("parseDue needs the day")
+        tui.type("/rewind")
+        tui.wait("Restore the code and/or conversation")
+        tui.keys("Up")
+        tui.keys("Up")  # the second prompt
+        tui.keys("Enter")
+        tui.wait("Summarize from here")
+        tui.keys("Down")
+        tui.keys("Enter")  # 2. Summarize from here
+        time.sleep(1)
+        screen = tui.screen() or ""
+        if "instructions" in screen.lower() or "context" in screen.lower():
+            tui.keys("Enter")  # no instructions
+        time.sleep(4)
+        tui.keys("C-u")
+        tui.type("After the summary [[s4]]")
+        tui.wait("Fourth, after the summary")
+        tui.type("/exit")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    ns.claude(["-p", "/compact Keep only what the tests say", "--output-format", "json", "--resume", sid])
+    prompt(ns, "And now? [[s5]]", "--resume", sid)
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -600,6 +643,7 @@ SCENARIOS = {
     "13-hooks-mcp": s13_hooks_mcp,
     "14-plan-background": s14_plan_background,
     "15-skills": s15_skills,
+    "16-summaries": s16_summaries,
 }
 
 
