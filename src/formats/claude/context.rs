@@ -537,7 +537,9 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
         let i = &list[k];
         let text =
             blocks(i.content.clone()).first().and_then(|b| b.get("text")).and_then(Value::as_str).map(str::to_string);
-        !(i.summary && k + 1 < list.len()) && !text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)))
+        let local_command = text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)));
+        let summary_then_attachments = i.summary && k + 1 < list.len();
+        !local_command && !summary_then_attachments
     });
     // A context of nothing but system texts (a hook's, written before the first prompt) is
     // a turn of the user's to the client: it sends them as the user's and answers them.
