@@ -440,6 +440,40 @@ fn closing_reminder_tag() -> &'static regex::Regex {
     RE.get_or_init(|| regex::Regex::new(r"(?i)<\s*/\s*system-reminder\s*>").expect("a valid pattern"))
 }
 
+/// The user line that is the client's last message once the attachments after it have moved
+/// up before it, if one is: attachments move up past the user's own lines, not past a reply,
+/// tool results or a compaction's summary, and then the last message is an attachment, which
+/// the client does not answer. A reply whose calls have no results yet, last, stands for the
+/// results the client makes up for them (step 5), a user message; a thinking-only reply last
+/// is passed over, as it is not sent.
+fn last_user_line(list: &[Item]) -> Option<&Item> {
+    let mut attachments_after = false;
+    for i in list.iter().rev() {
+        // Every system text is an attachment's.
+        if i.role == "system" || i.attachment.is_some() {
+            attachments_after = true;
+            continue;
+        }
+        if i.role == "assistant" {
+            let blocks = i.content.as_array().map_or(&[][..], Vec::as_slice);
+            // A thinking-only reply last is not sent (step 5).
+            let thinking =
+                !blocks.is_empty() && blocks.iter().all(|b| is_type(b, "thinking") || is_type(b, "redacted_thinking"));
+            if thinking && !attachments_after {
+                continue;
+            }
+            let calls = blocks.iter().any(|b| is_type(b, "tool_use"));
+            return (calls && !attachments_after).then_some(i);
+        }
+        if i.role != "user" {
+            return None;
+        }
+        let passed = !i.summary && !has_tool_result(&i.content);
+        return (passed || !attachments_after).then_some(i);
+    }
+    None
+}
+
 /// Attachments the client joins onto the user message before them as it joins a user line
 /// (files and folders it read, nested memory files); the others go on without the `\n`.
 const JOINED_AS_LINES: &[&str] = &["file", "directory", "nested_memory"];
@@ -528,18 +562,13 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
     if turn_effort.is_none() && records_effort(s.header.version.as_ref().and_then(Value::as_str)) {
         turn_effort = Some(DEFAULT_EFFORT.into());
     }
-    // A turn is left unfinished unless the last user line is one of a local command's
-    // (`/compact`'s caveat, name and output), which the model is not asked to answer, or a
-    // compaction's summary with attachments after it (the client's last message is then an
-    // attachment, which it does not answer; a summary that ends the file, it does).
-    let last_user = list.iter().rposition(|i| i.role == "user" && i.attachment.is_none());
-    let unfinished = last_user.is_some_and(|k| {
-        let i = &list[k];
+    // A turn is left unfinished when the client's last message is a user line (its
+    // attachments moved up before it) that is not one of a local command's (`/compact`'s
+    // caveat, name and output), which the model is not asked to answer.
+    let unfinished = last_user_line(&list).is_some_and(|i| {
         let text =
             blocks(i.content.clone()).first().and_then(|b| b.get("text")).and_then(Value::as_str).map(str::to_string);
-        let local_command = text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)));
-        let summary_then_attachments = i.summary && k + 1 < list.len();
-        !local_command && !summary_then_attachments
+        !text.is_some_and(|t| LOCAL_COMMAND.iter().any(|p| t.starts_with(p)))
     });
     // A context of nothing but system texts (a hook's, written before the first prompt) is
     // a turn of the user's to the client: it sends them as the user's and answers them.
