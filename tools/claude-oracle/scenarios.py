@@ -214,6 +214,7 @@ SCRIPT = {
     "s3": [{"blocks": [text("Third: parseDue needs the day.")]}],
     "s4": [{"blocks": [text("Fourth, after the summary: still parseDue.")]}],
     "s5": [{"blocks": [text("Fifth, after the compaction with instructions.")]}],
+    "u4": [{"blocks": [text("After summarizing up to there: the latest turn stays.")]}],
 }
 
 
@@ -627,6 +628,39 @@ def s16_summaries(ns):
     return sid
 
 
+def s17_summarize_up_to(ns):
+    """Three turns; in the TUI, /rewind to the third prompt and "Summarize up to here" (the
+    turns before it replaced by a summary), then one more prompt."""
+    sid = prompt(ns, "Read the code [[s1]]")["session_id"]
+    prompt(ns, "Run the tests [[s2]]", "--resume", sid)
+    prompt(ns, "What is wrong? [[s3]]", "--resume", sid)
+    seed_home()
+    tui = Tmux(ns, ["--resume", sid, "--permission-mode", "default", *ALLOWED])
+    try:
+        tui.wait("parseDue needs the day")
+        tui.type("/rewind")
+        tui.wait("Restore the code and/or conversation")
+        tui.keys("Up")  # the third prompt
+        tui.keys("Enter")
+        tui.wait("Summarize up to here")
+        tui.keys("Down")
+        tui.keys("Down")
+        tui.keys("Enter")  # 3. Summarize up to here
+        time.sleep(1)
+        screen = tui.screen() or ""
+        if "instructions" in screen.lower() or "context" in screen.lower():
+            tui.keys("Enter")
+        time.sleep(4)
+        tui.keys("C-u")
+        tui.type("Go on [[u4]]")
+        tui.wait("the latest turn stays")
+        tui.type("/exit")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -644,6 +678,7 @@ SCENARIOS = {
     "14-plan-background": s14_plan_background,
     "15-skills": s15_skills,
     "16-summaries": s16_summaries,
+    "17-summarize-up-to": s17_summarize_up_to,
 }
 
 
