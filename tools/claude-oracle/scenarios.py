@@ -215,6 +215,19 @@ SCRIPT = {
     "s4": [{"blocks": [text("Fourth, after the summary: still parseDue.")]}],
     "s5": [{"blocks": [text("Fifth, after the compaction with instructions.")]}],
     "u4": [{"blocks": [text("After summarizing up to there: the latest turn stays.")]}],
+    # 18-parallel-agents
+    "pa": [{"blocks": [text("Two subagents at once."),
+                       tool("Agent", description="Read the code", subagent_type="general-purpose",
+                            prompt="Read src/todo.js and say what parseDue does [[pa-code]]", run_in_background=False),
+                       tool("Agent", description="Read the test", subagent_type="Explore",
+                            prompt="Read test/todo.test.js and say what it checks [[pa-test]]", run_in_background=False)]},
+           {"blocks": [text("Both subagents reported: parseDue drops the day, and the test checks it.")]}],
+    "pa-code": [{"blocks": [tool("Read", file_path=f"{P}/src/todo.js")]},
+                {"blocks": [text("parseDue builds a date from the year and month only.")]}],
+    "pa-test": [{"blocks": [tool("Read", file_path=f"{P}/test/todo.test.js")]},
+                {"blocks": [text("The test checks the day of the month and dedupe.")]}],
+    "pa-more": [{"blocks": [text("In the fork of the branch: the plan stands.")]}],
+    "pa-branch": [{"blocks": [text("A branch at the report: no subagents this time.")]}],
 }
 
 
@@ -661,6 +674,20 @@ def s17_summarize_up_to(ns):
     return sid
 
 
+def s18_parallel_agents(ns):
+    """One reply with two Agent calls (general-purpose and Explore), each subagent reading a
+    file; a branch at the reply after them (`--resume-session-at`); that branch copied with
+    `--fork-session` and continued (kept as 18-parallel-agents-fork)."""
+    first = prompt(ns, "Ask two subagents [[pa]]")
+    sid = first["session_id"]
+    at = last_reply(sid, "Both subagents reported")
+    prompt(ns, "Anything else? [[pa-branch]]", "--resume", sid, "--resume-session-at", at)
+    fork = prompt(ns, "Go on in a fork [[pa-more]]", "--resume", sid, "--fork-session")["session_id"]
+    NOTES["18-parallel-agents"] = [f"branch point (the reply after both subagents): `{at}`",
+                                   f"source `{sid}` -> `18-parallel-agents.jsonl`, fork `{fork}` -> `18-parallel-agents-fork.jsonl`"]
+    return {"18-parallel-agents": sid, "18-parallel-agents-fork": fork}
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -679,6 +706,7 @@ SCENARIOS = {
     "15-skills": s15_skills,
     "16-summaries": s16_summaries,
     "17-summarize-up-to": s17_summarize_up_to,
+    "18-parallel-agents": s18_parallel_agents,
 }
 
 
