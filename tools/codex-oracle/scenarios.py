@@ -154,6 +154,10 @@ SCRIPT = {
         [text("The patch did not apply: that line is not in src/todo.js. parseDue drops the day.")],
     ],
     "x-more": [[run("seq 1 3000")], [text("That printed three thousand lines.")]],
+    # 07-compact-fork
+    "k-fork": [[run("cat test/todo.test.js")], [text("In the fork after the compaction: the test checks the day.")]],
+    "k-fork2": [[text("A fork of the fork, still after the compaction.")]],
+    "k-src": [[text("Back in the compacted source thread.")]],
 }
 
 
@@ -352,6 +356,38 @@ def s06(ns):
     return {a: "the thread: `[[x-image]]` (`exec -i logo.png`), `[[x-plan]]` (resumed: update_plan and two exec_command calls in one reply, an apply_patch that fails), `[[x-more]]` (resumed with `-s danger-full-access -c model_reasoning_effort=high`: `seq 1 3000`)"}
 
 
+def s07(ns):
+    """04's story (two turns, `/compact` in the TUI, a turn after it), then `exec fork` of the
+    compacted thread (its history crosses the compaction), a fork of that fork, and the source
+    resumed after the forks."""
+    a = new(ns, "Read src/todo.js [[c-start]]")
+    resume(ns, a, "Run the tests [[c-tests]]")
+    tui = Tmux(ns, ["resume", a])
+    try:
+        time.sleep(3)
+        tui.wait("tests fail on the day", timeout=60)
+        tui.type("/compact", enter=False)
+        time.sleep(0.5)
+        tui.keys("Enter")
+        end = time.time() + 60
+        while compacted_count(a) == 0 and time.time() < end:
+            time.sleep(0.5)
+        if compacted_count(a) == 0:
+            raise SystemExit(f"codex-oracle: /compact wrote no compacted line:\n{tui.screen()}")
+        time.sleep(2)
+        tui.keys("C-c")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    resume(ns, a, "What now? [[c-after]]")
+    b = fork(ns, a, "Fork after the compaction [[k-fork]]")
+    c = fork(ns, b, "And a fork of that [[k-fork2]]")
+    resume(ns, a, "Back to the source [[k-src]]")
+    return {a: "the source: `[[c-start]]`, `[[c-tests]]`, `/compact` (TUI), `[[c-after]]`; after the forks `[[k-src]]` (resumed)",
+            b: "`exec fork` of the compacted source at its end: `[[k-fork]]` (`cat test/todo.test.js`)",
+            c: "`exec fork` of that fork: `[[k-fork2]]`"}
+
+
 SCENARIOS = {
     "01-exec-and-patch": s01,
     "02-reasoning": s02,
@@ -359,6 +395,7 @@ SCENARIOS = {
     "04-compact": s04,
     "05-two-fixes": s05,
     "06-mixed": s06,
+    "07-compact-fork": s07,
 }
 
 
