@@ -158,6 +158,10 @@ SCRIPT = {
     "k-fork": [[run("cat test/todo.test.js")], [text("In the fork after the compaction: the test checks the day.")]],
     "k-fork2": [[text("A fork of the fork, still after the compaction.")]],
     "k-src": [[text("Back in the compacted source thread.")]],
+    # 08-interrupt
+    "i-slow": [[text("I'll run the slow check."), run("node -e \"setTimeout(() => {}, 30000)\"")],
+               [text("unused: the call is interrupted")]],
+    "i-after": [[text("Fine, I stopped the slow check.")]],
 }
 
 
@@ -388,6 +392,29 @@ def s07(ns):
             c: "`exec fork` of that fork: `[[k-fork2]]`"}
 
 
+def s08(ns):
+    """A thread started with exec; resumed in the TUI, a prompt whose command runs 30 s is
+    interrupted with Escape; another prompt in the TUI."""
+    a = new(ns, "What is in the project? [[f-start]]")
+    tui = Tmux(ns, ["resume", a])
+    try:
+        time.sleep(3)
+        tui.wait("README.md, package.json", timeout=60)
+        tui.type("Run the slow check [[i-slow]]")
+        tui.wait("to interrupt", timeout=60)
+        time.sleep(2)
+        tui.keys("Escape")
+        time.sleep(2)
+        tui.type("Never mind [[i-after]]")
+        tui.wait("I stopped the slow check", timeout=60)
+        time.sleep(1)
+        tui.keys("C-c")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    return {a: "the thread: `[[f-start]]` (exec); in the TUI (`codex resume ID`): `[[i-slow]]`, its command interrupted with Escape; `[[i-after]]`"}
+
+
 SCENARIOS = {
     "01-exec-and-patch": s01,
     "02-reasoning": s02,
@@ -396,6 +423,7 @@ SCENARIOS = {
     "05-two-fixes": s05,
     "06-mixed": s06,
     "07-compact-fork": s07,
+    "08-interrupt": s08,
 }
 
 
