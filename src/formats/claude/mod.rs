@@ -385,7 +385,9 @@ impl Dialect for Claude {
     }
 
     fn client_written(&self, s: &Session, i: EntryIdx) -> bool {
-        context::line(s, i).is_ok_and(|v| v.get("isMeta").and_then(Value::as_bool) == Some(true))
+        // Most lines have no such key: those are not parsed.
+        memchr::memmem::find(s.raw_line(i), b"\"isMeta\"").is_some()
+            && context::line(s, i).is_ok_and(|v| v.get("isMeta").and_then(Value::as_bool) == Some(true))
     }
 
     fn subagents(&self, s: &Session, i: EntryIdx) -> Vec<crate::session::format::Subagent> {
