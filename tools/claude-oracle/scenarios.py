@@ -605,10 +605,9 @@ def s15_skills(ns):
     return sid
 
 
-def s16_summaries(ns):
-    """Three turns; in the TUI, /rewind to the second prompt and "Summarize from here" (the
-    turns from there replaced by a summary), one more prompt; then `-p "/compact <instructions>"`
-    and a prompt after it."""
+def three_turns_then_rewind(ns):
+    """Three turns (`[[s1]]` to `[[s3]]`), then the TUI on the session with its /rewind menu
+    open: the session id and the TUI."""
     sid = prompt(ns, "Read the code [[s1]]")["session_id"]
     prompt(ns, "Run the tests [[s2]]", "--resume", sid)
     prompt(ns, "What is wrong? [[s3]]", "--resume", sid)
@@ -618,6 +617,18 @@ def s16_summaries(ns):
         tui.wait("parseDue needs the day")
         tui.type("/rewind")
         tui.wait("Restore the code and/or conversation")
+    except BaseException:
+        tui.close()
+        raise
+    return sid, tui
+
+
+def s16_summaries(ns):
+    """Three turns; in the TUI, /rewind to the second prompt and "Summarize from here" (the
+    turns from there replaced by a summary), one more prompt; then `-p "/compact <instructions>"`
+    and a prompt after it."""
+    sid, tui = three_turns_then_rewind(ns)
+    try:
         tui.keys("Up")
         tui.keys("Up")  # the second prompt
         tui.keys("Enter")
@@ -644,15 +655,8 @@ def s16_summaries(ns):
 def s17_summarize_up_to(ns):
     """Three turns; in the TUI, /rewind to the third prompt and "Summarize up to here" (the
     turns before it replaced by a summary), then one more prompt."""
-    sid = prompt(ns, "Read the code [[s1]]")["session_id"]
-    prompt(ns, "Run the tests [[s2]]", "--resume", sid)
-    prompt(ns, "What is wrong? [[s3]]", "--resume", sid)
-    seed_home()
-    tui = Tmux(ns, ["--resume", sid, "--permission-mode", "default", *ALLOWED])
+    sid, tui = three_turns_then_rewind(ns)
     try:
-        tui.wait("parseDue needs the day")
-        tui.type("/rewind")
-        tui.wait("Restore the code and/or conversation")
         tui.keys("Up")  # the third prompt
         tui.keys("Enter")
         tui.wait("Summarize up to here")

@@ -297,6 +297,13 @@ def rollout_of(tid):
 def s04(ns):
     """Two turns with exec_command; `/compact` in the TUI (tmux, `codex resume ID`); one more
     prompt after it (exec resume)."""
+    a = compacted_thread(ns)
+    return {a: "the thread: `[[c-start]]`, `[[c-tests]]`, `/compact` (TUI), `[[c-after]]` (exec resume)"}
+
+
+def compacted_thread(ns):
+    """Two turns with exec_command, `/compact` in the TUI (tmux, `codex resume ID`), one more
+    prompt after it (exec resume): the thread's id."""
     a = new(ns, "Read src/todo.js [[c-start]]")
     resume(ns, a, "Run the tests [[c-tests]]")
     tui = Tmux(ns, ["resume", a])
@@ -317,7 +324,7 @@ def s04(ns):
     finally:
         tui.close()
     resume(ns, a, "What now? [[c-after]]")
-    return {a: "the thread: `[[c-start]]`, `[[c-tests]]`, `/compact` (TUI), `[[c-after]]` (exec resume)"}
+    return a
 
 
 def s05(ns):
@@ -364,26 +371,7 @@ def s07(ns):
     """04's story (two turns, `/compact` in the TUI, a turn after it), then `exec fork` of the
     compacted thread (its history crosses the compaction), a fork of that fork, and the source
     resumed after the forks."""
-    a = new(ns, "Read src/todo.js [[c-start]]")
-    resume(ns, a, "Run the tests [[c-tests]]")
-    tui = Tmux(ns, ["resume", a])
-    try:
-        time.sleep(3)
-        tui.wait("tests fail on the day", timeout=60)
-        tui.type("/compact", enter=False)
-        time.sleep(0.5)
-        tui.keys("Enter")
-        end = time.time() + 60
-        while compacted_count(a) == 0 and time.time() < end:
-            time.sleep(0.5)
-        if compacted_count(a) == 0:
-            raise SystemExit(f"codex-oracle: /compact wrote no compacted line:\n{tui.screen()}")
-        time.sleep(2)
-        tui.keys("C-c")
-        tui.wait_exit()
-    finally:
-        tui.close()
-    resume(ns, a, "What now? [[c-after]]")
+    a = compacted_thread(ns)
     b = fork(ns, a, "Fork after the compaction [[k-fork]]")
     c = fork(ns, b, "And a fork of that [[k-fork2]]")
     resume(ns, a, "Back to the source [[k-src]]")
