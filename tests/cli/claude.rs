@@ -465,8 +465,11 @@ fn conversation_of_anthropic(messages: &Value) -> Vec<(String, String)> {
                 Some("tool_result") => {
                     out.push(("result".into(), b["tool_use_id"].as_str().unwrap_or_default().to_string()))
                 }
-                // pi has no documents: the conversion keeps the block as it is, as its JSON.
-                Some("document") => out.push((role.to_string(), serde_json::to_string(b).unwrap_or_default())),
+                // pi has no documents nor server-side calls: the conversion keeps those blocks
+                // as they are, as their JSON.
+                Some("document" | "server_tool_use" | "web_search_tool_result") => {
+                    out.push((role.to_string(), serde_json::to_string(b).unwrap_or_default()))
+                }
                 _ => {}
             }
         }

@@ -618,9 +618,12 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
     }) {
         joiner.out.pop();
     }
+    pair_tool_uses(&mut joiner.out);
     answer_unanswered(&mut joiner.out, resumed);
     // `--resume` answers a turn the file left unfinished before the next prompt.
-    if resumed && (unfinished && joiner.out.last().is_some_and(|m| m.role == "user") || only_system) {
+    // (System messages do not count: the client looks past them.)
+    let ends_with_user = joiner.out.iter().rev().find(|m| m.role != "system").is_some_and(|m| m.role == "user");
+    if resumed && (unfinished && ends_with_user || only_system) {
         joiner.push(Item::new("assistant", json!([{"type": "text", "text": NO_RESPONSE}])));
     }
     joiner.push(Item::new("user", json!([{"type": "text", "text": PROBE}])));
@@ -836,6 +839,52 @@ fn tool_results_first(content: Value) -> Value {
             Value::Array(results)
         }
         other => other,
+    }
+}
+
+/// Step 5, in a reply: a server's own call (`server_tool_use`, `mcp_tool_use`) whose result
+/// block is not in the same reply (the context was cut between them), a call whose id an
+/// earlier call had, and a tool result inside a reply are taken out; one taken out between
+/// two thinking blocks leaves `[Tool use removed]`, and a reply left empty says
+/// `[Tool use interrupted]` (the client's `ensureToolResultPairing`).
+fn pair_tool_uses(out: &mut [Item]) {
+    let mut seen: HashSet<String> = HashSet::default();
+    for m in out.iter_mut().filter(|m| m.role == "assistant") {
+        let Some(content) = m.content.as_array() else { continue };
+        let results: HashSet<&str> = content
+            .iter()
+            .filter(|b| !is_type(b, "tool_result"))
+            .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+            .collect();
+        let id = |b: &Value| b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        let drop: Vec<bool> = content
+            .iter()
+            .map(|b| {
+                if is_type(b, "tool_use") {
+                    !seen.insert(id(b))
+                } else if is_type(b, "server_tool_use") || is_type(b, "mcp_tool_use") {
+                    !results.contains(id(b).as_str())
+                } else {
+                    is_type(b, "tool_result")
+                }
+            })
+            .collect();
+        if !drop.contains(&true) {
+            continue;
+        }
+        let thinking = |b: Option<&Value>| b.is_some_and(|b| is_type(b, "thinking") || is_type(b, "redacted_thinking"));
+        let mut kept: Vec<Value> = Vec::with_capacity(content.len());
+        for (k, b) in content.iter().enumerate() {
+            if !drop[k] {
+                kept.push(b.clone());
+            } else if k > 0 && thinking(content.get(k - 1)) && thinking(content.get(k + 1)) {
+                kept.push(json!({"type": "text", "text": "[Tool use removed]", "citations": []}));
+            }
+        }
+        if kept.is_empty() {
+            kept.push(json!({"type": "text", "text": "[Tool use interrupted]", "citations": []}));
+        }
+        m.content = Value::Array(kept);
     }
 }
 

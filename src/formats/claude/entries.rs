@@ -51,7 +51,8 @@ fn block(b: &Value) -> Option<Value> {
         }
         "redacted_thinking" => json!({"type": "thinking", "thinking": "", "redacted": true,
             "thinkingSignature": b.get("data").cloned().unwrap_or_default()}),
-        "tool_use" | "server_tool_use" => json!({
+        // A server's own call (a web search) is not one pi could make: it stays as it is, below.
+        "tool_use" => json!({
             "type": "toolCall",
             "id": b.get("id").cloned().unwrap_or_default(),
             "name": b.get("name").cloned().unwrap_or_default(),
