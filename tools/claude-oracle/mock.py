@@ -15,7 +15,8 @@ A prompt chooses its step with a marker `[[STEP]]` in its text. The reply to a r
 `script[STEP][k]`, where k counts the assistant messages after the last user message that
 carries the marker (so a tool round trip moves to the next reply, and resuming a session at an
 entry replays the same reply). A block is Anthropic's content block: `text`, `thinking`
-(a signature is added), `tool_use` (an id is added when it has none). A reply may say
+(a signature is added), `tool_use` and `server_tool_use` (an id is added when it has none),
+`redacted_thinking` and `web_search_tool_result` (sent whole). A reply may say
 `"error": [status, type]` with `"times": N`: its first N requests fail with that error (Claude
 Code retries them), and `"usage": {...}` (merged into the reported usage).
 
@@ -93,6 +94,8 @@ def reply_for(req):
             b = dict(b)
             if b["type"] == "tool_use" and "id" not in b:
                 b["id"] = stable_id("toolu_", step, k, j)
+            if b["type"] == "server_tool_use" and "id" not in b:
+                b["id"] = stable_id("srvtoolu_", step, k, j)
             if b["type"] == "thinking" and "signature" not in b:
                 b["signature"] = stable_id("sig", step, k, j)
             blocks.append(b)
@@ -173,8 +176,11 @@ class H(BaseHTTPRequestHandler):
                 out.append(sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
                 out.append(sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": b["thinking"]}}))
                 out.append(sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": b["signature"]}}))
+            elif b["type"] in ("redacted_thinking", "web_search_tool_result"):
+                # Blocks the API sends whole in their start event.
+                out.append(sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": b}))
             else:
-                out.append(sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}}))
+                out.append(sse("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": b["type"], "id": b["id"], "name": b["name"], "input": {}}}))
                 out.append(sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}}))
             out.append(sse("content_block_stop", {"type": "content_block_stop", "index": i}))
         out.append(sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": out_tok}}))

@@ -228,6 +228,17 @@ SCRIPT = {
                 {"blocks": [text("The test checks the day of the month and dedupe.")]}],
     "pa-more": [{"blocks": [text("In the fork of the branch: the plan stands.")]}],
     "pa-branch": [{"blocks": [text("A branch at the report: no subagents this time.")]}],
+    # 19-blocks-outputs
+    "o-think": [{"blocks": [{"type": "thinking", "thinking": "Some of this reasoning is redacted."},
+                            {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+                            text("I thought about it, partly in private.")]}],
+    "o-search": [{"blocks": [{"type": "server_tool_use", "id": "srvtoolu_0123456789abcdef01234567", "name": "web_search", "input": {"query": "parseDue day of month"}},
+                             {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_0123456789abcdef01234567",
+                              "content": [{"type": "web_search_result", "title": "Date.UTC", "url": "https://example.com/date-utc",
+                                           "encrypted_content": "EqgfCioIARgBIiQ3YTAw", "page_age": None}]},
+                             text("The search says Date.UTC takes the day as its third argument.")]}],
+    "o-big": [{"blocks": [tool("Bash", command="seq 1 40000", description="Print many lines")]},
+              {"blocks": [text("That printed forty thousand lines.")]}],
 }
 
 
@@ -692,6 +703,16 @@ def s18_parallel_agents(ns):
     return {"18-parallel-agents": sid, "18-parallel-agents-fork": fork}
 
 
+def s19_blocks_outputs(ns):
+    """A reply with a thinking and a redacted_thinking block; a reply with the server's own web
+    search (server_tool_use and web_search_tool_result blocks); a Bash call whose output is
+    too large to keep whole."""
+    sid = prompt(ns, "Think it over [[o-think]]")["session_id"]
+    prompt(ns, "Search the web [[o-search]]", "--resume", sid)
+    prompt(ns, "Print a lot [[o-big]]", "--resume", sid)
+    return sid
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -711,6 +732,7 @@ SCENARIOS = {
     "16-summaries": s16_summaries,
     "17-summarize-up-to": s17_summarize_up_to,
     "18-parallel-agents": s18_parallel_agents,
+    "19-blocks-outputs": s19_blocks_outputs,
 }
 
 
