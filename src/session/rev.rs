@@ -111,11 +111,17 @@ enum Base {
     Ambiguous(String, Vec<String>),
 }
 
+/// `@` and `root` of a session without entries (a file that is empty, or was emptied while
+/// it was read): the error names the file.
+fn no_entries(s: &Session) -> Base {
+    Base::NotFound(format!("the session has no entries ({} holds none)", s.file), vec![])
+}
+
 fn resolve_base(s: &Session, base: &str) -> Result<EntryIdx, Base> {
     match base {
-        "@" => return s.default_leaf().ok_or_else(|| Base::NotFound("the session has no entries".into(), vec![])),
+        "@" => return s.default_leaf().ok_or_else(|| no_entries(s)),
         "root" => {
-            let leaf = s.default_leaf().ok_or_else(|| Base::NotFound("the session has no entries".into(), vec![]))?;
+            let leaf = s.default_leaf().ok_or_else(|| no_entries(s))?;
             return Ok(s.path_to(leaf)[0]);
         }
         _ => {}

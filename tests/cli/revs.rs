@@ -13,7 +13,24 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("revs::labels", labels),
         Trial::test("revs::errors_point_at_the_failing_part", errors_point_at_the_failing_part),
         Trial::test("revs::ambiguous_prefix_lists_candidates", ambiguous_prefix_lists_candidates),
+        Trial::test("revs::a_session_without_entries_is_named", a_session_without_entries_is_named),
     ]
+}
+
+/// `@` and `root` of a session that has no entries (here the first two lines of a Claude Code
+/// file, which describe the session): the error names the file.
+fn a_session_without_entries_is_named() -> TestResult {
+    let src = fs::read_to_string(testdata().join("claude-code-2.1.332/10-compact-twice.jsonl"))?;
+    let dir = tempfile::tempdir()?;
+    let f = dir.path().join("only-queue-lines.jsonl");
+    fs::write(&f, src.lines().take(2).map(|l| format!("{l}\n")).collect::<String>())?;
+    for (cmd, rev) in [("show", "@"), ("path", "root")] {
+        let out = run(&[cmd, f.to_str().unwrap(), rev]);
+        let err = stderr(&out);
+        check(out.status.code() == Some(2), || format!("{cmd} {rev}: exit {:?}", out.status.code()))?;
+        check(err.contains("no entries") && err.contains("only-queue-lines.jsonl"), || format!("{cmd} {rev}: {err}"))?;
+    }
+    Ok(())
 }
 
 const FILE: &str = "pi-1.6.0/03-tree-branches.jsonl";
