@@ -67,6 +67,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("codex::older_rollouts_load", older_rollouts),
         Trial::test("codex::other_formats_give_the_same_conversation", other_formats),
         Trial::test("codex::a_result_names_the_last_call_with_its_id_above_it", result_names),
+        Trial::test("codex::a_web_search_is_a_row_of_its_own", web_search_row),
     ]);
     trials
 }
@@ -524,6 +525,8 @@ fn conversation_of_responses(input: &Value) -> Vec<(String, String)> {
             Some("function_call" | "custom_tool_call") => {
                 out.push(("call".into(), it["call_id"].as_str().unwrap().into()))
             }
+            // The server's own search: the conversion keeps it as it is, as its JSON.
+            Some("web_search_call") => out.push(("assistant".into(), serde_json::to_string(it).unwrap_or_default())),
             Some("function_call_output" | "custom_tool_call_output") => {
                 out.push(("result".into(), it["call_id"].as_str().unwrap().into()))
             }
@@ -640,4 +643,17 @@ fn diff_of_two_fix_forks() -> TestResult {
 fn stdout_json_any(out: &std::process::Output) -> Result<Value, libtest_mimic::Failed> {
     serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)).into())
+}
+
+/// `09-search`: the server's own web search has no output item to name it, so it is a row of
+/// its own, between the reasoning and the answer.
+fn web_search_row() -> TestResult {
+    let family = "09-search";
+    let f = rollout(family, &thread_of(family, "01a24f41-8629"));
+    let text = stdout(&run(&["tree", f.to_str().unwrap()]));
+    let at = |row: &str| text.find(row).ok_or_else(|| format!("no row {row:?} in\n{text}"));
+    check(at("Look it up first.")? < at("[web_search: Date.UTC day argument]")?, || format!("out of order:\n{text}"))?;
+    check(at("[web_search: Date.UTC day argument]")? < at("Date.UTC takes the day")?, || {
+        format!("out of order:\n{text}")
+    })
 }

@@ -22,6 +22,7 @@ reply. An ITEM is one of
   {"exec": "npm test"}                 a call of the request's shell tool (exec_command {cmd},
                                        shell_command {command}, shell {command: [bash, -lc, ..]})
   {"call": NAME, "args": {...}}        a function call of any other tool (update_plan, ...)
+  {"search": "query"}                  the server's own web search (a web_search_call item)
   {"patch": "*** Begin Patch ..."}     an apply_patch call (a custom/freeform tool call when the
                                        request offers apply_patch as `custom`, else a function call)
 
@@ -163,6 +164,9 @@ def build(req):
             out.append(shell_item(spec["exec"], tools, cid))
         elif "patch" in spec:
             out.append(patch_item(spec["patch"], tools, cid))
+        elif "search" in spec:
+            out.append({"type": "web_search_call", "id": stable("ws_", key[0], key[1], j, n), "status": "completed",
+                        "action": {"type": "search", "query": spec["search"]}})
         elif "call" in spec:
             out.append({"type": "function_call", "id": stable("fc_", key[0], key[1], j, n), "status": "completed",
                         "name": spec["call"], "arguments": json.dumps(spec.get("args", {})), "call_id": cid})

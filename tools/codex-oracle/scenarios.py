@@ -162,6 +162,10 @@ SCRIPT = {
     "i-slow": [[text("I'll run the slow check."), run("node -e \"setTimeout(() => {}, 30000)\"")],
                [text("unused: the call is interrupted")]],
     "i-after": [[text("Fine, I stopped the slow check.")]],
+    # 09-search
+    "w-search": [[think("Look it up first.", ), {"search": "Date.UTC day argument"},
+                  text("Date.UTC takes the day of the month as its third argument.")]],
+    "w-plain": [[{"reasoning": "No need to encrypt this one.", "encrypted": False}, text("A reasoning item without encrypted content.")]],
 }
 
 
@@ -403,6 +407,14 @@ def s08(ns):
     return {a: "the thread: `[[f-start]]` (exec); in the TUI (`codex resume ID`): `[[i-slow]]`, its command interrupted with Escape; `[[i-after]]`"}
 
 
+def s09(ns):
+    """The server's own web search (a web_search_call item between reasoning and the answer);
+    resumed: a reasoning item without encrypted content."""
+    a = new(ns, "Look it up [[w-search]]")
+    resume(ns, a, "And now without a search [[w-plain]]")
+    return {a: "the thread: `[[w-search]]` (reasoning, web_search_call, answer), `[[w-plain]]` (resumed: reasoning without encrypted_content)"}
+
+
 SCENARIOS = {
     "01-exec-and-patch": s01,
     "02-reasoning": s02,
@@ -412,6 +424,7 @@ SCENARIOS = {
     "06-mixed": s06,
     "07-compact-fork": s07,
     "08-interrupt": s08,
+    "09-search": s09,
 }
 
 

@@ -29,7 +29,7 @@ use crate::session::Session;
 const PASSTHROUGH: &str = "internal_chat_message_metadata_passthrough";
 
 /// An item as it is sent.
-fn sent(item: &Value) -> Value {
+pub fn sent(item: &Value) -> Value {
     match item {
         Value::Object(m) if m.contains_key(PASSTHROUGH) => {
             let mut m = m.clone();

@@ -186,6 +186,11 @@ fn message(item: &Value, t: Value, names: &mut Names) -> Option<Value> {
             }
             assistant(vec![Value::Object(b)], "stop", t)
         }
+        // The server's own calls (a web search, an image made) have no output item and are not
+        // calls pi could make: they stay as they are sent, as their JSON in a reply's text.
+        "web_search_call" | "image_generation_call" => {
+            assistant(vec![json!({"type": "text", "text": js::stringify(&super::context::sent(item))})], "stop", t)
+        }
         t2 if super::load::is_call(t2) => {
             let id = item.get("call_id").or_else(|| item.get("id")).and_then(Value::as_str).unwrap_or_default();
             let name = item.get("name").and_then(Value::as_str).unwrap_or(t2);

@@ -607,6 +607,10 @@ pub fn line_text(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Text {
                 .collect();
             reasoning_text((!summary.is_empty()).then(|| summary.join(" ")).as_deref())
         }
+        Kind::Call if item.get("type").and_then(Value::as_str) == Some("web_search_call") => {
+            let query = item.pointer("/action/query").and_then(Value::as_str).unwrap_or_default();
+            Text::whole(format!("[web_search: {}]", row_line(query)), Tone::Tool)
+        }
         Kind::Call => {
             let name = item.get("name").and_then(Value::as_str).or_else(|| item.get("type").and_then(Value::as_str));
             Text::whole(format_call(name.unwrap_or("?"), &call_arguments(item), cwd), Tone::Tool)
@@ -630,7 +634,8 @@ impl<'s> CodexRows<'s> {
         let codex = Codex { threads: c.threads.clone(), items: c.items.clone(), models: c.models.clone() };
         let mut calls = Vec::with_capacity(s.entries.len());
         for i in s.entries.indices() {
-            if c.items[i.get()].kind == Kind::Call {
+            // The server's own calls have no output to draw them: they are rows of their own.
+            if c.items[i.get()].kind == Kind::Call && !server_call(s.raw_line(i)) {
                 calls.push(call_of(s.raw_line(i)));
             } else {
                 calls.push(Vec::new());
@@ -643,6 +648,13 @@ impl<'s> CodexRows<'s> {
     fn line(&self, i: EntryIdx) -> Option<Value> {
         self.codex.line(self.s, i).ok()
     }
+}
+
+/// Whether a call's line is one of the server's own calls (a web search, an image made),
+/// which no output item answers.
+fn server_call(raw: &[u8]) -> bool {
+    let has = |k: &[u8]| memchr::memmem::find(raw, k).is_some();
+    has(b"\"web_search_call\"") || has(b"\"image_generation_call\"")
 }
 
 /// The call a call's line makes, read from the line without parsing it whole. Its
