@@ -239,6 +239,14 @@ SCRIPT = {
                              text("The search says Date.UTC takes the day as its third argument.")]}],
     "o-big": [{"blocks": [tool("Bash", command="seq 1 40000", description="Print many lines")]},
               {"blocks": [text("That printed forty thousand lines.")]}],
+    # 20-shapes
+    "t-a": [{"blocks": [text("I'll read the code and the test."), tool("Read", file_path=f"{P}/src/todo.js"),
+                        tool("Read", file_path=f"{P}/test/todo.test.js")]},
+            {"blocks": [text("A: both files read.")]}],
+    "t-b": [{"blocks": [text("B: a branch at the first call.")]}],
+    "t-c": [{"blocks": [text("C: resumed at the first prompt itself.")]}],
+    "t-d": [{"blocks": [text("D: a fork of branch B.")]}],
+    "t-e": [{"blocks": [text("E: after compacting branch C.")]}],
 }
 
 
@@ -713,6 +721,26 @@ def s19_blocks_outputs(ns):
     return sid
 
 
+def s20_shapes(ns):
+    """Branches at other points: a reply's call line (`--resume-session-at` the first of two
+    calls), a `--fork-session` copy made at branch B's end, the first prompt itself (the new
+    prompt joins it), then `/compact` on the newest branch and a prompt after it."""
+    sid = prompt(ns, "Read the code and the test [[t-a]]")["session_id"]
+    call = next(d["uuid"] for d in lines(sid)
+                if d.get("type") == "assistant" and "todo.js" in json.dumps(d["message"].get("content")))
+    first = next(d["uuid"] for d in lines(sid) if d.get("type") == "user" and "[[t-a]]" in json.dumps(d["message"]))
+    prompt(ns, "Another way [[t-b]]", "--resume", sid, "--resume-session-at", call)
+    b = last_reply(sid, "B: a branch")
+    # While B is the loaded chain (`--resume-session-at` takes only an entry of it).
+    fork = prompt(ns, "Fork branch B [[t-d]]", "--resume", sid, "--resume-session-at", b, "--fork-session")["session_id"]
+    prompt(ns, "Start over [[t-c]]", "--resume", sid, "--resume-session-at", first)
+    ns.claude(["-p", "/compact", "--output-format", "json", "--resume", sid])
+    prompt(ns, "After the compaction [[t-e]]", "--resume", sid)
+    NOTES["20-shapes"] = [f"branch at the first call line: `{call}`", f"branch at the first prompt: `{first}`",
+                          f"leaf of branch B: `{b}`", f"fork of branch B -> `20-shapes-fork.jsonl` (`{fork}`)"]
+    return {"20-shapes": sid, "20-shapes-fork": fork}
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -733,6 +761,7 @@ SCENARIOS = {
     "17-summarize-up-to": s17_summarize_up_to,
     "18-parallel-agents": s18_parallel_agents,
     "19-blocks-outputs": s19_blocks_outputs,
+    "20-shapes": s20_shapes,
 }
 
 
