@@ -68,6 +68,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("codex::other_formats_give_the_same_conversation", other_formats),
         Trial::test("codex::a_result_names_the_last_call_with_its_id_above_it", result_names),
         Trial::test("codex::a_web_search_is_a_row_of_its_own", web_search_row),
+        Trial::test("codex::a_patch_that_did_not_apply_is_drawn_failed", failed_patch_row),
     ]);
     trials
 }
@@ -643,6 +644,15 @@ fn diff_of_two_fix_forks() -> TestResult {
 fn stdout_json_any(out: &std::process::Output) -> Result<Value, libtest_mimic::Failed> {
     serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)).into())
+}
+
+/// `06-mixed`: a patch apply_patch could not apply is drawn as failed (its output has no exit
+/// code to show).
+fn failed_patch_row() -> TestResult {
+    let family = "06-mixed";
+    let f = rollout(family, &thread_of(family, "01a24efa-2cb9"));
+    let text = stdout(&run(&["tree", f.to_str().unwrap()]));
+    check(text.contains("[apply_patch: src/todo.js] (failed)"), || format!("no failed patch row in\n{text}"))
 }
 
 /// `09-search`: the server's own web search has no output item to name it, so it is a row of

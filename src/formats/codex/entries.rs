@@ -206,7 +206,7 @@ fn message(item: &Value, t: Value, names: &mut Names) -> Option<Value> {
                 "toolCallId": id,
                 "toolName": names.0.get(id).cloned().unwrap_or_default(),
                 "content": [{"type": "text", "text": text}],
-                "isError": exit_code(&text).is_some_and(|c| c != 0),
+                "isError": exit_code(&text).is_some_and(|c| c != 0) || text.starts_with(super::rows::PATCH_FAILED),
                 "timestamp": t,
             })
         }

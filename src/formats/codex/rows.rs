@@ -520,6 +520,15 @@ fn raw_exit_code(output: &str) -> Option<i64> {
     None
 }
 
+/// Whether an output, as its JSON text, is apply_patch's report of a patch it could not
+/// apply (a success starts with `Exit code: 0`).
+fn raw_patch_failed(output: &str) -> bool {
+    output.trim_start_matches('"').starts_with(PATCH_FAILED)
+}
+
+/// How apply_patch's output starts when the patch does not apply.
+pub const PATCH_FAILED: &str = "apply_patch verification failed";
+
 /// The row of entry `i`, read from its raw line; lines a row shows only by type, and
 /// calls, from the parsed line.
 pub fn row_text(s: &Session, c: &Codex, i: EntryIdx) -> Result<Text, Unreadable> {
@@ -699,10 +708,16 @@ impl Rows for CodexRows<'_> {
         }
         // An output's row: its call, and the exit code it reports.
         let raw = self.s.raw_line(i);
-        let (id, exit) = match Walked::read(raw) {
-            Some(w) => (w.call_id.clone(), w.output.and_then(|o| raw_exit_code(&w.line[o]))),
+        let (id, exit, failed) = match Walked::read(raw) {
+            Some(w) => {
+                let out = w.output.clone().map(|o| &w.line[o]);
+                (w.call_id.clone(), out.and_then(raw_exit_code), out.is_some_and(raw_patch_failed))
+            }
             None => match row_item(raw) {
-                Some(item) => (item.call_id, item.output.map(RawValue::get).and_then(raw_exit_code)),
+                Some(item) => {
+                    let out = item.output.map(RawValue::get);
+                    (item.call_id, out.and_then(raw_exit_code), out.is_some_and(raw_patch_failed))
+                }
                 None => return Text::whole("(unreadable line)".into(), Tone::Error),
             },
         };
@@ -711,6 +726,7 @@ impl Rows for CodexRows<'_> {
         let call = calls.get(id).and_then(|c| Some(format_call(&c.name, &call_arguments_raw(c.arguments?)?, cwd)));
         let shown = call.unwrap_or_else(|| "[tool result]".to_string());
         let text = match exit {
+            Some(0) | None if failed => format!("{shown} (failed)"),
             Some(0) | None => shown,
             Some(n) => format!("{shown} (exit {n})"),
         };
