@@ -9,10 +9,15 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import oracle
 from oracle import PROJECT, log
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tools/, for oracle_png.py
+from oracle_png import png  # noqa: E402
 
 P = PROJECT
 
@@ -482,18 +487,6 @@ def s10_compact_twice(ns):
         f"leaf after the second compaction (the default): `{last_reply(sid, 'After the second compaction')}`",
     ]
     return sid
-
-
-def png(w=2, h=2):
-    """A small red PNG."""
-    import struct
-    import zlib
-
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    raw = b"".join(b"\x00" + b"\xff\x00\x00" * w for _ in range(h))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
 def s11_mixed(ns):

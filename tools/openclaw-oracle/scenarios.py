@@ -9,13 +9,15 @@ import json
 import os
 import shutil
 import sqlite3
-import struct
 import subprocess
-import zlib
+import sys
 from pathlib import Path
 
 import oracle
 from oracle import Namespace, OUT, RUN, SCRATCH, log, reset_scratch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tools/, for oracle_png.py
+from oracle_png import png  # noqa: E402
 
 SCRIPT = {
     "plain": [[{"text": "notes-app is a tiny notes CLI (see README.md)."}]],
@@ -112,19 +114,12 @@ MORE = [
 PARTS = {"": SCENARIOS, "blocks": BLOCKS, "more": MORE}
 
 
-def png(w=4, h=4, rgb=(220, 30, 30)):
-    raw = b"".join(b"\0" + bytes(rgb) * w for _ in range(h))
-    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + \
-        chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-
 def write_project():
     p = SCRATCH / "notes-app"
     p.mkdir(parents=True, exist_ok=True)
     (p / "README.md").write_text("# notes-app\n\nA tiny notes CLI: `notes add TEXT`, `notes list`.\n")
     (p / "notes.txt").write_text("buy milk\ncall Bob\nwrite the README\n")
-    (p / "logo.png").write_bytes(png())
+    (p / "logo.png").write_bytes(png(4, 4, (220, 30, 30)))
     (SCRATCH / "scratch").mkdir(parents=True, exist_ok=True)
 
 
