@@ -206,7 +206,7 @@ fn message(item: &Value, t: Value, names: &mut Names) -> Option<Value> {
                 "toolCallId": id,
                 "toolName": names.0.get(id).cloned().unwrap_or_default(),
                 "content": [{"type": "text", "text": text}],
-                "isError": exit_code(&text).is_some_and(|c| c != 0) || text.starts_with(super::rows::PATCH_FAILED),
+                "isError": exit_code(&text).is_some_and(|c| c != 0) || text.starts_with(PATCH_FAILED),
                 "timestamp": t,
             })
         }
@@ -257,6 +257,10 @@ fn reply_walked(raw: &[u8]) -> Option<bool> {
         None => false,
     })
 }
+
+/// How apply_patch's output starts when the patch does not apply (a success starts with
+/// `Exit code: 0`).
+pub const PATCH_FAILED: &str = "apply_patch verification failed";
 
 /// The exit code an output reports (`Process exited with code N`, `Exit code: N`).
 pub fn exit_code(text: &str) -> Option<i64> {

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::context::item_of;
-use super::entries::{call_arguments, call_arguments_raw, output_text, patch_files, type_label};
+use super::entries::{call_arguments, call_arguments_raw, output_text, patch_files, type_label, PATCH_FAILED};
 use super::{Codex, Kind};
 use crate::session::entry::EntryIdx;
 use crate::session::format::{RowNeed, Unreadable};
@@ -525,9 +525,6 @@ fn raw_exit_code(output: &str) -> Option<i64> {
 fn raw_patch_failed(output: &str) -> bool {
     output.trim_start_matches('"').starts_with(PATCH_FAILED)
 }
-
-/// How apply_patch's output starts when the patch does not apply.
-pub const PATCH_FAILED: &str = "apply_patch verification failed";
 
 /// The row of entry `i`, read from its raw line; lines a row shows only by type, and
 /// calls, from the parsed line.
