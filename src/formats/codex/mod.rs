@@ -284,7 +284,11 @@ impl Dialect for Codex {
             #[serde(borrow)]
             timestamp: Option<std::borrow::Cow<'a, str>>,
         }
-        let t: T = serde_json::from_slice(s.raw_line(i)).ok()?;
+        let raw = s.raw_line(i);
+        if let Some(t) = load::head_time(raw) {
+            return t;
+        }
+        let t: T = serde_json::from_slice(raw).ok()?;
         crate::session::js::parse_date(t.timestamp.as_deref()?)
     }
 
