@@ -21,6 +21,9 @@ Each hit is SESSION:LINE:REV ROLE: TEXT. REV names the entry for `pisces show` a
 what a person reads (JSON strings decoded), so quotes, backslashes, non-ASCII letters and
 line breaks (\\n in a regex) match as they look.
 
+Each line is reported once, in the session whose file holds it: a Codex fork's inherited
+lines are searched in its parent when the parent is searched too (with no SESSION, it is).
+
 A session none of whose raw lines may match is not read at all (as ripgrep skips a file
 without its literal), so a broken session is reported only when it may hold a match:
 `pisces check` reports it always.

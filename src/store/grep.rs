@@ -220,18 +220,23 @@ const WINDOW: usize = 100;
 
 /// Every matching line of text in the session (or in `only`'s entries), in file order.
 /// `prefilter: false` decodes every entry (the reference the prefiltered search is tested
-/// against).
+/// against). `elsewhere`: the files read with the session (a Codex fork's parents) whose
+/// lines are searched as sessions of their own, and are not searched again here.
 pub fn search(
     s: &Session,
     q: &Query,
     only: Option<&HashSet<EntryIdx>>,
     prefilter: bool,
+    elsewhere: &HashSet<String>,
 ) -> Result<Vec<Hit>, Unreadable> {
     let d = s.dialect();
     let mut sorted: Option<Vec<&str>> = None;
     let mut hits = Vec::new();
     for i in s.entries.indices() {
         if only.is_some_and(|o| !o.contains(&i)) || s.entries[i].unreadable {
+            continue;
+        }
+        if !elsewhere.is_empty() && d.place(s, i).is_some_and(|(file, _)| elsewhere.contains(&file)) {
             continue;
         }
         // Only these kinds of entry have text in the common shape (`pieces`); the others
@@ -439,6 +444,11 @@ pub struct SessionHits {
 /// (or why it could not be read) to `emit` in the order given, as soon as it and the
 /// ones before it are done. `on_path`: only the entries the model saw at that REV, in each
 /// session.
+///
+/// Each line is searched once: a Codex fork's inherited lines are its parent's, and are
+/// searched there when the parent is one of `sessions` (as `stats` counts them there),
+/// so that a family of forks does not repeat its parent's hits once per fork. With
+/// `on_path`, what the model saw is searched whole, inherited lines too.
 pub fn search_all(
     sessions: &[super::Where],
     formats: &'static [&'static dyn crate::session::format::Format],
@@ -450,10 +460,20 @@ pub fn search_all(
 ) {
     let mut pending = std::collections::BTreeMap::new();
     let mut next = 0;
+    let searched: HashSet<std::path::PathBuf> = match on_path {
+        Some(_) => HashSet::new(),
+        None => sessions
+            .iter()
+            .filter_map(|w| match w {
+                super::Where::File(p) => std::fs::canonicalize(p).ok(),
+                super::Where::Stored { .. } => None,
+            })
+            .collect(),
+    };
     super::each_parallel(
         sessions,
         threads,
-        |_, w| search_one(w, formats, q, on_path, prefilter).map_err(|e| (w.name(), e)),
+        |_, w| search_one(w, formats, q, on_path, prefilter, &searched).map_err(|e| (w.name(), e)),
         |k, r| {
             pending.insert(k, r);
             while let Some(r) = pending.remove(&next) {
@@ -464,12 +484,27 @@ pub fn search_all(
     );
 }
 
+/// The parts of `source` after its own file whose files are among `searched`, by name.
+fn searched_elsewhere(source: &crate::session::Source, searched: &HashSet<std::path::PathBuf>) -> HashSet<String> {
+    if searched.is_empty() {
+        return HashSet::new();
+    }
+    source
+        .parts()
+        .into_iter()
+        .skip(1)
+        .filter(|(_, path, _)| path.and_then(|p| std::fs::canonicalize(p).ok()).is_some_and(|p| searched.contains(&p)))
+        .map(|(name, _, _)| name.to_string())
+        .collect()
+}
+
 fn search_one(
     w: &super::Where,
     formats: &'static [&'static dyn crate::session::format::Format],
     q: &Query,
     on_path: Option<&str>,
     prefilter: bool,
+    searched: &HashSet<std::path::PathBuf>,
 ) -> Result<SessionHits, String> {
     // A session whose bytes (with the files its format reads with it: a Codex fork's
     // parents) hold no line that may match has no hit, and is not read at all, as ripgrep
@@ -484,7 +519,12 @@ fn search_one(
         match format.filter(|f| f.is_session()) {
             Some(format) => {
                 let whole = crate::session::open::with_companions(source, format);
-                if !q.candidate(whole.bytes()) {
+                // Only the bytes searched here: the session's own, and those of the files
+                // read with it that are not searched as sessions of their own.
+                let elsewhere = searched_elsewhere(&whole, searched);
+                let here = whole.parts().into_iter().filter(|(name, _, _)| !elsewhere.contains(*name));
+                let bytes = whole.bytes();
+                if !here.into_iter().any(|(_, _, range)| q.candidate(&bytes[range])) {
                     let info = format.info();
                     return Ok(SessionHits {
                         session: w.name(),
@@ -504,6 +544,7 @@ fn search_one(
         Some(a) => a,
         None => crate::session::open::assemble(open().map_err(|e| format!("{e:#}"))?, formats),
     };
+    let elsewhere = assembled.first().map(|a| searched_elsewhere(a, searched)).unwrap_or_default();
     let step = |sessions: &[Session], _: &mut crate::session::open::Reading| {
         let s = &sessions[0];
         let only = match on_path {
@@ -519,7 +560,7 @@ fn search_one(
             agent: s.format().agent,
             format: s.format().name,
             session_id: s.header.id.clone(),
-            hits: search(s, q, only.as_ref(), prefilter)?,
+            hits: search(s, q, only.as_ref(), prefilter, &elsewhere)?,
         })
     };
     let free = crate::session::open::Afterwards::Free;

@@ -151,7 +151,7 @@ fn read_summary(
     let open = || Ok(vec![w.open()?]);
     crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| {
         let s = &sessions[0];
-        let matched = !super::grep::search(s, q, None, true)?.is_empty();
+        let matched = !super::grep::search(s, q, None, true, &Default::default())?.is_empty();
         Ok((summarize(s, w.name())?, matched))
     })
     .map_err(|e| format!("{e:#}"))

@@ -141,6 +141,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("store::grep_counts_names_and_exit_codes", grep_counts),
         Trial::test("store::grep_output_is_safe_on_a_terminal", grep_safe),
         Trial::test("store::grep_reads_only_files_that_may_match", grep_skips_files),
+        Trial::test("store::grep_reports_each_line_once_in_a_fork_family", grep_each_line_once),
     ];
     for (name, pattern, flags) in PATTERNS {
         trials.push(Trial::test(format!("store::grep_prefilter_equals_decoding_everything::{name}"), move || {
@@ -475,6 +476,44 @@ fn grep_skips_files() -> TestResult {
     check(o.status.code() == Some(2) && err.contains("broken-with") && err.contains("broken-without"), || err.clone())?;
     let missing = pisces().args(["grep", "café", files[0].as_str(), "/nonexistent/file.jsonl"]).output()?;
     check(missing.status.code() == Some(2), || stderr(&missing))
+}
+
+/// A Codex fork family searched whole reports each line once, in the session whose file
+/// holds it; a fork searched alone still finds what it inherited (in its parent's file),
+/// and nothing found alone is missing from the search of all.
+fn grep_each_line_once() -> TestResult {
+    let dir = testdata().join("codex-0.171.0/03-forks/sessions/2026/12/02");
+    let mut files: Vec<String> = fs::read_dir(&dir)?.map(|e| e.unwrap().path().to_str().unwrap().to_string()).collect();
+    files.sort();
+    let place = |h: &Value| {
+        let file = h["file"].as_str().or(h["session"].as_str()).unwrap().to_string();
+        (
+            Path::new(&file).file_name().unwrap().to_str().unwrap().to_string(),
+            h["line"].as_u64().unwrap(),
+            h["text"].to_string(),
+        )
+    };
+    for pattern in ["f-start", "f-b]]", "(?i)test|README"] {
+        let mut args = vec![pattern];
+        args.extend(files.iter().map(String::as_str));
+        let (code, all) = grep_hits(&args)?;
+        check(code == Some(0), || format!("{pattern}: exit {code:?}"))?;
+        let places: Vec<_> = all.iter().map(place).collect();
+        let distinct: BTreeSet<_> = places.iter().cloned().collect();
+        check(distinct.len() == places.len() && all.iter().all(|h| h["file"].is_null()), || {
+            format!("{pattern}: {} hits, {} places: {all:?}", places.len(), distinct.len())
+        })?;
+        let mut alone = BTreeSet::new();
+        for f in &files {
+            let (_, hits) = grep_hits(&[pattern, f])?;
+            alone.extend(hits.iter().map(place));
+        }
+        check(alone == distinct, || format!("{pattern}: alone {alone:?}\nall {distinct:?}"))?;
+    }
+    // The fork of a fork (D) alone finds the first prompt, which it inherited from A.
+    let d = files.iter().find(|f| f.contains("7f30")).unwrap();
+    let (_, hits) = grep_hits(&["f-start", d])?;
+    check(hits.iter().any(|h| h["file"].as_str().is_some_and(|f| f.contains("7b32"))), || format!("{hits:?}"))
 }
 
 fn grep_safe() -> TestResult {

@@ -715,7 +715,8 @@ mod tests {
         ];
         let mut fast = 0;
         for raw in lines.iter().map(Vec::as_slice).chain(tricky.iter().map(|t| t.as_bytes())) {
-            let json = matches!(crate::session::validate::validate(raw), crate::session::validate::Verdict::Whole { .. });
+            let json =
+                matches!(crate::session::validate::validate(raw), crate::session::validate::Verdict::Whole { .. });
             if let Some(t) = head_time(raw).filter(|_| json) {
                 fast += 1;
                 assert_eq!(t, parsed(raw), "{}", String::from_utf8_lossy(raw));
