@@ -252,7 +252,20 @@ SCRIPT = {
     "t-c": [{"blocks": [text("C: resumed at the first prompt itself.")]}],
     "t-d": [{"blocks": [text("D: a fork of branch B.")]}],
     "t-e": [{"blocks": [text("E: after compacting branch C.")]}],
+    # 21-tui-inputs
+    "b-bash": [{"blocks": [text("Your ls listed the project's files.")]}],
+    "b-paste": [{"blocks": [text("The pasted log says the build failed twice, then passed.")]}],
+    "b-slow": [{"blocks": [text("I'll run the slow check."),
+                           tool("Bash", command="node -e \"setTimeout(() => {}, 8000)\"", description="A slow check")]},
+               {"blocks": [text("The slow check finished.")]}],
+    "b-queued": [{"blocks": [text("About your queued question: README.md calls it a small todo list.")]}],
+    "b-last": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+               {"blocks": [text("Last: the tests still fail on parseDue.")]}],
 }
+
+# A log pasted into the TUI: long enough that it shows as "[Pasted text #1 +N lines]".
+PASTE = "".join(f"2026-12-07T08:{k:02d}:00Z build step {k}: {'failed' if k in (3, 7) else 'ok'} (x{k * 7})\n"
+                for k in range(40))
 
 
 def write_project():
@@ -734,6 +747,40 @@ def s20_shapes(ns):
     return {"20-shapes": sid, "20-shapes-fork": fork}
 
 
+def s21_tui_inputs(ns):
+    """Interactive (tmux): a `!` command (bash mode: its input and output become user lines), a
+    prompt about it, a prompt with a long pasted log (shown as "[Pasted text #1]"), a prompt
+    typed while a slow tool call runs (queued), and a last turn with a tool call."""
+    seed_home()
+    tui = Tmux(ns, ["--permission-mode", "default", *ALLOWED])
+    try:
+        tui.wait("\u276f")
+        tui.keys("!")
+        time.sleep(1)
+        tui.type("ls")
+        tui.wait("package.json")
+        tui.type("What did it show? [[b-bash]]")
+        tui.wait("listed the project")
+        subprocess.run(["tmux", "set-buffer", "-b", "oracle-paste", PASTE], check=True)
+        subprocess.run(["tmux", "paste-buffer", "-p", "-b", "oracle-paste", "-t", tui.name], check=True)
+        tui.wait("Pasted text")
+        tui.type(" Summarize this log [[b-paste]]")
+        tui.wait("failed twice")
+        tui.type("Run the slow check [[b-slow]]")
+        tui.wait("setTimeout")
+        tui.type("What is in README.md? [[b-queued]]")
+        tui.wait("small todo list", timeout=90)
+        time.sleep(2)
+        tui.type("Run the tests [[b-last]]")
+        tui.wait("Last: the tests")
+        tui.type("/exit")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
+    return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -755,6 +802,7 @@ SCENARIOS = {
     "18-parallel-agents": s18_parallel_agents,
     "19-blocks-outputs": s19_blocks_outputs,
     "20-shapes": s20_shapes,
+    "21-tui-inputs": s21_tui_inputs,
 }
 
 

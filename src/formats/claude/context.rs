@@ -271,6 +271,9 @@ struct Item {
     additions: Vec<String>,
     /// A compaction's summary (`isCompactSummary`): no turn of the user's to answer.
     summary: bool,
+    /// A prompt the user sent while a turn ran: joined as an attachment's text is, but a turn
+    /// of the user's that `--resume` answers when it is last, as a user line.
+    queued: bool,
 }
 
 impl Item {
@@ -285,6 +288,7 @@ impl Item {
             states: None,
             additions: Vec::new(),
             summary: false,
+            queued: false,
         }
     }
 }
@@ -295,7 +299,7 @@ pub fn line(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
 }
 
 /// `<system-reminder>\n…\n</system-reminder>` without its wrapper (how a system text goes).
-fn unwrap_reminder(t: &str) -> &str {
+pub(super) fn unwrap_reminder(t: &str) -> &str {
     t.strip_prefix("<system-reminder>")
         .and_then(|r| r.strip_suffix("</system-reminder>"))
         .map(|r| r.strip_prefix('\n').unwrap_or(r))
@@ -361,8 +365,12 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
             vec![Item { reply, effort: effort_of(v), ..Item::new("assistant", content()) }]
         }
         "attachment" => {
-            let role = v.get("renderedRole").and_then(Value::as_str).unwrap_or("user");
             let kind = v["attachment"]["type"].as_str().unwrap_or_default();
+            // A prompt the user sent while a turn ran, which the client gave the model with
+            // the next tool result (`queued_command`), is written as a system text but sent
+            // as the user's, its text out of the reminder, after that result (§4.2).
+            let queued = kind == "queued_command";
+            let role = if queued { "user" } else { v.get("renderedRole").and_then(Value::as_str).unwrap_or("user") };
             let joins_as_line = JOINED_AS_LINES.contains(&kind);
             let rendered = v.get("rendered").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
             rendered
@@ -381,7 +389,11 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
                     (_, Value::String(t)) => Item {
                         attachment: Some(k > 0),
                         joins_as_line,
-                        ..Item::new("user", json!([{"type": "text", "text": t}]))
+                        queued,
+                        ..Item::new(
+                            "user",
+                            json!([{"type": "text", "text": if queued { unwrap_reminder(t) } else { t }}]),
+                        )
                     },
                     (_, other) => Item { attachment: Some(k > 0), joins_as_line, ..Item::new("user", other.clone()) },
                 })
@@ -445,12 +457,13 @@ fn closing_reminder_tag() -> &'static regex::Regex {
 /// tool results or a compaction's summary, and then the last message is an attachment, which
 /// the client does not answer. A reply whose calls have no results yet, last, stands for the
 /// results the client makes up for them (step 5), a user message; a thinking-only reply last
-/// is passed over, as it is not sent.
+/// is passed over, as it is not sent. A prompt queued while a turn ran is the user's, not an
+/// attachment, here.
 fn last_user_line(list: &[Item]) -> Option<&Item> {
     let mut attachments_after = false;
     for i in list.iter().rev() {
         // Every system text is an attachment's.
-        if i.role == "system" || i.attachment.is_some() {
+        if i.role == "system" || i.attachment.is_some() && !i.queued {
             attachments_after = true;
             continue;
         }

@@ -188,6 +188,11 @@ fn messages_of(s: &Session, c: &Claude, i: EntryIdx, v: &Value, names: Option<&N
                 vec![assistant_message(v)]
             }
         }
+        // A prompt queued while a turn ran: the user's, as the model was given it (§4.2).
+        (EntryType::Message, _) if v.get("type").and_then(Value::as_str) == Some("attachment") => {
+            let text = queued_text(v);
+            vec![json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms(v)})]
+        }
         (EntryType::Message, _) => user_messages(s, c, v, names),
         _ if v.get("type").and_then(Value::as_str) == Some("attachment") => {
             let kind = v.get("attachment").and_then(|a| a.get("type")).and_then(Value::as_str).unwrap_or("attachment");
@@ -202,6 +207,21 @@ fn messages_of(s: &Session, c: &Claude, i: EntryIdx, v: &Value, names: Option<&N
                 .collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// What the model is given of a queued prompt: its rendered text, out of its reminder,
+/// else the prompt itself.
+pub fn queued_text(v: &Value) -> String {
+    let rendered = v.get("rendered").and_then(Value::as_array).into_iter().flatten();
+    let texts: Vec<&str> = rendered
+        .filter_map(|r| r.get("content").and_then(Value::as_str))
+        .map(super::context::unwrap_reminder)
+        .collect();
+    if texts.is_empty() {
+        crate::session::system::content_text(v.get("attachment").and_then(|a| a.get("prompt")))
+    } else {
+        texts.join("\n")
     }
 }
 
@@ -288,6 +308,12 @@ pub fn project(s: &Session, c: &Claude, path: &[EntryIdx], lines: &[Value]) -> R
 pub fn preview(s: &Session, i: EntryIdx, max: usize) -> String {
     let text = match line(s, i) {
         Ok(v) => match (s.entries[i].kind, s.entries[i].role) {
+            (EntryType::Message, Role::User) if v.get("type").and_then(Value::as_str) == Some("attachment") => {
+                format!(
+                    "user (queued): {}",
+                    crate::session::system::content_text(v.get("attachment").and_then(|a| a.get("prompt")))
+                )
+            }
             (EntryType::Message, Role::User) => {
                 format!(
                     "user: {}",

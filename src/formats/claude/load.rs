@@ -29,6 +29,10 @@ use crate::session::validate::{validate, Verdict};
 use crate::session::walk::Blocks;
 use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
 
+/// The attachment of a prompt the user sent while a turn ran (docs/claude-format.md §4.2):
+/// a user's message of the conversation, though written as an attachment.
+pub const QUEUED: &str = "queued_command";
+
 /// At most this many lines of one kind of problem are listed one by one.
 const MAX_LISTED: usize = 20;
 
@@ -114,6 +118,11 @@ pub(super) struct Head<'a> {
     pub is_sidechain: Option<Value>,
     #[serde(borrow)]
     pub message: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub attachment: Option<&'a RawValue>,
+    /// An attachment's `attachment.type` (filled by `scan::head`, or from `attachment` here).
+    #[serde(skip)]
+    pub attachment_type: Str<'a>,
     /// `message.id` (filled by `scan::head`, or from `message` here).
     #[serde(skip)]
     pub message_id: Str<'a>,
@@ -140,9 +149,9 @@ pub(super) struct MessageHead<'a> {
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct BlockHead<'a> {
+pub(super) struct BlockHead<'a> {
     #[serde(rename = "type", borrow)]
-    ty: Str<'a>,
+    pub ty: Str<'a>,
 }
 
 /// Whether a user message's content is only tool results (at least one).
@@ -373,6 +382,11 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
                 let m =
                     head.message.and_then(|m| serde_json::from_str::<MessageHead>(m.get()).ok()).unwrap_or_default();
                 head.message_id = m.id;
+                head.attachment_type = head
+                    .attachment
+                    .and_then(|a| serde_json::from_str::<BlockHead>(a.get()).ok())
+                    .map(|b| b.ty)
+                    .unwrap_or_default();
                 Some((some_tool_result(m.content), only_tool_results(m.content)))
             })
         };
@@ -422,6 +436,8 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             "user" => (EntryType::Message, Role::User),
             "assistant" => (EntryType::Message, Role::Assistant),
             "system" if head.subtype.as_deref() == Some("compact_boundary") => (EntryType::Compaction, Role::None),
+            // A prompt the user sent while a turn ran, given to the model within it.
+            "attachment" if head.attachment_type.as_deref() == Some(QUEUED) => (EntryType::Message, Role::User),
             _ => (EntryType::Custom, Role::None),
         };
         let mut e = EntryMeta::new(here, raw.len(), no, kind, role);

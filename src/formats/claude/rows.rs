@@ -20,11 +20,31 @@ use crate::session::{js, Session};
 /// What a row needs of its line.
 #[derive(Debug)]
 enum Info {
-    User { text: String, summary: bool },
-    Assistant { text: String, thinking: bool, only_calls: bool },
-    Result { call: String, error: bool, text: String },
-    Compaction { tokens: Option<f64> },
-    Custom { label: String, text: String },
+    User {
+        text: String,
+        summary: bool,
+    },
+    /// A prompt the user sent while a turn ran (a `queued_command` attachment).
+    Queued {
+        prompt: String,
+    },
+    Assistant {
+        text: String,
+        thinking: bool,
+        only_calls: bool,
+    },
+    Result {
+        call: String,
+        error: bool,
+        text: String,
+    },
+    Compaction {
+        tokens: Option<f64>,
+    },
+    Custom {
+        label: String,
+        text: String,
+    },
 }
 
 /// The rows of a session. What the tree needs before it draws (which replies only call
@@ -156,7 +176,7 @@ struct RowFields {
     is_compact_summary: Option<Value>,
     #[serde(rename = "compactMetadata")]
     compact_metadata: Option<PreTokensField>,
-    attachment: Option<TypeField>,
+    attachment: Option<AttachmentField>,
     subtype: Option<Value>,
     data: Option<TypeField>,
     content: Option<Value>,
@@ -171,6 +191,13 @@ struct ContentField {
 struct PreTokensField {
     #[serde(rename = "preTokens")]
     pre_tokens: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct AttachmentField {
+    #[serde(rename = "type")]
+    ty: Option<Value>,
+    prompt: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -194,7 +221,7 @@ fn row_value(s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
     put("message", f.message.map(|m| serde_json::json!({ "content": m.content })));
     put("isCompactSummary", f.is_compact_summary);
     put("compactMetadata", f.compact_metadata.map(|m| serde_json::json!({ "preTokens": m.pre_tokens })));
-    put("attachment", f.attachment.map(|a| serde_json::json!({ "type": a.ty })));
+    put("attachment", f.attachment.map(|a| serde_json::json!({ "type": a.ty, "prompt": a.prompt })));
     put("subtype", f.subtype);
     put("data", f.data.map(|d| serde_json::json!({ "type": d.ty })));
     put("content", f.content);
@@ -209,6 +236,11 @@ fn info(s: &Session, i: EntryIdx) -> Result<Info, Unreadable> {
 fn info_of(e: &crate::session::entry::EntryMeta, v: &Value) -> Info {
     let content = v.get("message").and_then(|m| m.get("content"));
     match (e.kind, e.role) {
+        (EntryType::Message, Role::User) if v.get("type").and_then(Value::as_str) == Some("attachment") => {
+            Info::Queued {
+                prompt: crate::session::system::content_text(v.get("attachment").and_then(|a| a.get("prompt"))),
+            }
+        }
         (EntryType::Message, Role::User) => Info::User {
             text: text_of(content),
             summary: v.get("isCompactSummary").and_then(Value::as_bool) == Some(true),
@@ -260,6 +292,45 @@ impl<'s> ClaudeRows<'s> {
     fn info(&self, i: EntryIdx) -> Option<Info> {
         info(self.s, i).ok()
     }
+}
+
+/// A `!` command the user ran in the client (bash mode: `<bash-input>`, then its output as
+/// `<bash-stdout>` and `<bash-stderr>`) as the client shows it: `! ls`, `[! output] …`.
+fn shell_text(text: &str) -> Option<String> {
+    let inner = |t: &str, tag: &str| -> Option<String> {
+        let rest = t.split_once(&format!("<{tag}>"))?.1;
+        Some(rest.split_once(&format!("</{tag}>"))?.0.to_string())
+    };
+    if text.starts_with("<bash-input>") {
+        return inner(text, "bash-input").map(|c| format!("! {c}"));
+    }
+    if text.starts_with("<bash-stdout>") || text.starts_with("<bash-stderr>") {
+        let out = [inner(text, "bash-stdout"), inner(text, "bash-stderr")];
+        let shown: Vec<String> = out.into_iter().flatten().filter(|t| !t.trim().is_empty()).collect();
+        return Some(format!("[! output] {}", shown.join(" ")));
+    }
+    None
+}
+
+/// A prompt with text the user pasted (`<pasted_content id="…">…</pasted_content …>`, which
+/// the client shows as "[Pasted text #1 +N lines]"), each paste as `[pasted text: N lines]`.
+fn pasted_shown(text: &str) -> String {
+    const OPEN: &str = "<pasted_content id=\"";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(k) = rest.find(OPEN) {
+        let after = &rest[k + OPEN.len()..];
+        let Some(id_end) = after.find("\">") else { break };
+        let close = format!("</pasted_content id=\"{}\">", &after[..id_end]);
+        let body = &after[id_end + 2..];
+        let Some(end) = body.find(&close) else { break };
+        let lines = body[..end].trim_matches('\n').lines().count();
+        out.push_str(&rest[..k]);
+        out.push_str(&format!("[pasted text: {lines} line{}]", if lines == 1 { "" } else { "s" }));
+        rest = &body[end + close.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn one_line(s: &str) -> String {
@@ -351,7 +422,11 @@ impl Rows for ClaudeRows<'_> {
             Info::User { text, summary: true } => {
                 Text::new("[compaction summary]: ", Tone::Summary, one_line(text), Tone::Plain)
             }
-            Info::User { text, .. } => Text::new("user: ", Tone::User, one_line(text), Tone::Plain),
+            Info::User { text, .. } => match shell_text(text) {
+                Some(shown) => Text::new("user: ", Tone::User, one_line(&shown), Tone::Plain),
+                None => Text::new("user: ", Tone::User, one_line(&pasted_shown(text)), Tone::Plain),
+            },
+            Info::Queued { prompt } => Text::new("user (queued): ", Tone::User, one_line(prompt), Tone::Plain),
             Info::Assistant { only_calls: true, .. } => {
                 let shown: Vec<String> =
                     self.calls[i.get()].iter().map(|c| format_call(&c.name, c.arguments, paths)).collect();
@@ -380,6 +455,7 @@ impl Rows for ClaudeRows<'_> {
     fn searchable(&self, i: EntryIdx, label: Option<&str>) -> String {
         let mut s = match self.info(i) {
             Some(Info::User { text, .. } | Info::Assistant { text, .. } | Info::Result { text, .. }) => text,
+            Some(Info::Queued { prompt }) => prompt,
             Some(Info::Compaction { .. }) => "compaction".to_string(),
             Some(Info::Custom { label, text }) => format!("{label} {text}"),
             None => String::new(),

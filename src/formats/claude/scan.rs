@@ -161,6 +161,17 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
             h.message_id = m.id;
             return Some(end);
         }
+        if k == b"attachment" && line.get(at) == Some(&b'{') {
+            let mut ty = Str::default();
+            let end = members(st, line, at, |ak, v| {
+                if ak == b"type" {
+                    ty = string(v)?;
+                }
+                Some(())
+            })?;
+            h.attachment_type = ty;
+            return Some(end);
+        }
         let end = st.value_end(at)?;
         let v = &line[at..end];
         match k {
@@ -206,14 +217,17 @@ mod tests {
     /// trip it (escapes, a `uuid` key inside a tool's input, odd spacing).
     #[test]
     fn the_walk_reads_what_serde_reads() {
-        let corpus = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/claude-code-2.1.332/01-tool-calls.jsonl"),
-        )
-        .unwrap();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/claude-code-2.1.332");
+        let corpus: String = ["01-tool-calls.jsonl", "21-tui-inputs.jsonl"]
+            .iter()
+            .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+            .collect();
         let tricky = [
             r#"{"message":{"content":[{"type":"tool_use","input":{"uuid":"inner","x":"a\"b\\"}}],"id":"m1"},"uuid":"outer","type":"assistant"}"#,
             r#"{ "type" : "user" , "uuid":"u\u0031", "parentUuid" : null, "message": {"content": "text with \"uuid\":\"no\""} }"#,
             r#"{"type":"user","uuid":"u2","message":{"content":[{"type":"tool_result","content":[{"type":"text","text":"]}"}]}]}}"#,
+            r#"{"type":"attachment","uuid":"a1","attachment":{"prompt":"x","type":"queued_command","origin":{"type":"no"}}}"#,
+            r#"{"type":"attachment","uuid":"a2","attachment":"queued_command"}"#,
         ];
         let mut blocks = Blocks::default();
         for line in corpus.lines().chain(tricky) {
@@ -229,6 +243,9 @@ mod tests {
             assert_eq!(fast.version.as_deref(), slow.version.as_deref());
             assert_eq!(fast.is_sidechain, slow.is_sidechain);
             assert_eq!(fast.message_id.as_deref(), msg.id.as_deref());
+            let attachment: Option<super::super::load::BlockHead> =
+                slow.attachment.and_then(|a| serde_json::from_str(a.get()).ok());
+            assert_eq!(fast.attachment_type.as_deref(), attachment.as_ref().and_then(|a| a.ty.as_deref()), "{line}");
             // The time read at the span is the time read of the whole line.
             let at = fast.time.map(|(a, b)| &line.as_bytes()[a as usize..b as usize]);
             let quick = at.and_then(|v| {
