@@ -171,7 +171,17 @@ SCRIPT = {
     "w-search": [[think("Look it up first.", ), {"search": "Date.UTC day argument"},
                   text("Date.UTC takes the day of the month as its third argument.")]],
     "w-plain": [[{"reasoning": "No need to encrypt this one.", "encrypted": False}, text("A reasoning item without encrypted content.")]],
+    # 10-tui-inputs
+    "u-bash": [[text("Your ls listed the project's files.")]],
+    "u-paste": [[text("The pasted log says the build failed twice, then passed.")]],
+    "u-slow": [[text("I'll run the slow check."), run("node -e \"setTimeout(() => {}, 8000)\"")],
+               [text("The slow check finished.")]],
+    "u-queued": [[text("About your queued question: README.md calls it a small todo list.")]],
 }
+
+# A log pasted into the TUI (a bracketed paste, as a terminal sends one).
+PASTE = "".join(f"2026-12-07T08:{k:02d}:00Z build step {k}: {'failed' if k in (3, 7) else 'ok'} (x{k * 7})\n"
+                for k in range(40))
 
 
 def write_project():
@@ -408,6 +418,38 @@ def s09(ns):
     return {a: "the thread: `[[w-search]]` (reasoning, web_search_call, answer), `[[w-plain]]` (resumed: reasoning without encrypted_content)"}
 
 
+def s10(ns):
+    """A thread started with exec; in the TUI (`codex resume ID`): a `!ls` (the user's own shell
+    command), a prompt about it, a pasted log with a prompt, and a prompt typed while a slow
+    command runs."""
+    a = new(ns, "What is in the project? [[f-start]]")
+    tui = Tmux(ns, ["resume", a])
+    try:
+        time.sleep(3)
+        tui.wait("README.md, package.json", timeout=60)
+        tui.type("!ls")
+        tui.wait("test", timeout=30)
+        time.sleep(2)
+        tui.type("What did it show? [[u-bash]]")
+        tui.wait("listed the project", timeout=60)
+        subprocess.run(["tmux", "set-buffer", "-b", "oracle-paste", PASTE], check=True)
+        subprocess.run(["tmux", "paste-buffer", "-p", "-b", "oracle-paste", "-t", tui.name], check=True)
+        time.sleep(2)
+        tui.type(" Summarize this log [[u-paste]]")
+        tui.wait("failed twice", timeout=60)
+        tui.type("Run the slow check [[u-slow]]")
+        tui.wait("to interrupt", timeout=60)
+        time.sleep(1)
+        tui.type("What is in README.md? [[u-queued]]")
+        tui.wait("small todo list", timeout=90)
+        time.sleep(2)
+        tui.keys("C-c")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    return {a: "the thread: `[[f-start]]` (exec); in the TUI (`codex resume ID`): `!ls` (a shell command of the user's), `[[u-bash]]`, a 40-line log pasted then `[[u-paste]]`, `[[u-slow]]` (an 8 s command) with `[[u-queued]]` typed while it runs"}
+
+
 SCENARIOS = {
     "01-exec-and-patch": s01,
     "02-reasoning": s02,
@@ -418,6 +460,7 @@ SCENARIOS = {
     "07-compact-fork": s07,
     "08-interrupt": s08,
     "09-search": s09,
+    "10-tui-inputs": s10,
 }
 
 

@@ -569,6 +569,13 @@ fn message_text(role: Option<&str>, text: &str) -> Text {
         Some("user") if text.starts_with("<environment_context>") => {
             Text::whole("[environment_context]".into(), Tone::Dim)
         }
+        // A command the user ran in the TUI with `!`, which the client gives the model as
+        // a message: shown as the TUI shows it.
+        Some("user") if text.starts_with("<user_shell_command>") => {
+            let rest = text.split_once("<command>").map_or("", |(_, r)| r);
+            let command = rest.split_once("</command>").map_or(rest, |(c, _)| c);
+            Text::new("user: ", Tone::User, format!("! {}", row_line(command.trim())), Tone::Plain)
+        }
         Some("user") => Text::new("user: ", Tone::User, row_line(text), Tone::Plain),
         Some("assistant") => Text::new("assistant: ", Tone::Assistant, row_line(text), Tone::Plain),
         role => {
