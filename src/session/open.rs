@@ -136,6 +136,14 @@ impl Reading<'_> {
             .collect()
     }
 
+    /// The files of the first session, by the names they are reported by, in order: its own,
+    /// then those read with it.
+    pub fn parts(&self) -> Vec<(String, Option<std::path::PathBuf>)> {
+        self.sources.first().map_or_else(Vec::new, |s| {
+            s.parts().into_iter().map(|(name, path, _)| (name.to_string(), path.map(|p| p.to_path_buf()))).collect()
+        })
+    }
+
     /// Called by a step before it writes its output: reports the diagnostics of every
     /// session (and fails under `--strict`, through the report), and makes sure the files
     /// did not change until now (else the read is repeated).

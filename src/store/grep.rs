@@ -460,15 +460,9 @@ pub fn search_all(
 ) {
     let mut pending = std::collections::BTreeMap::new();
     let mut next = 0;
-    let searched: HashSet<std::path::PathBuf> = match on_path {
+    let searched = match on_path {
         Some(_) => HashSet::new(),
-        None => sessions
-            .iter()
-            .filter_map(|w| match w {
-                super::Where::File(p) => std::fs::canonicalize(p).ok(),
-                super::Where::Stored { .. } => None,
-            })
-            .collect(),
+        None => searched_paths(sessions),
     };
     super::each_parallel(
         sessions,
@@ -484,18 +478,37 @@ pub fn search_all(
     );
 }
 
-/// The parts of `source` after its own file whose files are among `searched`, by name.
-fn searched_elsewhere(source: &crate::session::Source, searched: &HashSet<std::path::PathBuf>) -> HashSet<String> {
+/// The files of `sessions`, as `elsewhere` compares them.
+pub fn searched_paths(sessions: &[super::Where]) -> HashSet<std::path::PathBuf> {
+    sessions
+        .iter()
+        .filter_map(|w| match w {
+            super::Where::File(p) => std::fs::canonicalize(p).ok(),
+            super::Where::Stored { .. } => None,
+        })
+        .collect()
+}
+
+/// The files a session was read with (`parts`: its own first, then the others) that are
+/// among `searched`, by the names they are reported by: their lines are searched as
+/// sessions of their own (see [`search_all`]).
+pub fn elsewhere<'p>(
+    parts: impl IntoIterator<Item = (&'p str, Option<&'p std::path::Path>)>,
+    searched: &HashSet<std::path::PathBuf>,
+) -> HashSet<String> {
     if searched.is_empty() {
         return HashSet::new();
     }
-    source
-        .parts()
+    parts
         .into_iter()
         .skip(1)
-        .filter(|(_, path, _)| path.and_then(|p| std::fs::canonicalize(p).ok()).is_some_and(|p| searched.contains(&p)))
-        .map(|(name, _, _)| name.to_string())
+        .filter(|(_, path)| path.and_then(|p| std::fs::canonicalize(p).ok()).is_some_and(|p| searched.contains(&p)))
+        .map(|(name, _)| name.to_string())
         .collect()
+}
+
+fn searched_elsewhere(source: &crate::session::Source, searched: &HashSet<std::path::PathBuf>) -> HashSet<String> {
+    elsewhere(source.parts().into_iter().map(|(name, path, _)| (name, path)), searched)
 }
 
 fn search_one(

@@ -109,10 +109,15 @@ pub fn list(
     let total = found.sessions.len();
     let mut results: Vec<Option<Result<(Summary, bool), String>>> = vec![None; total];
     let mut done = 0;
+    // As `grep` searches them: each line once, in the session whose file holds it.
+    let searched = match filter.grep {
+        Some(_) => super::grep::searched_paths(&found.sessions),
+        None => Default::default(),
+    };
     each_parallel(
         &found.sessions,
         threads,
-        |_, w| read_summary(w, formats, filter.grep.as_ref(), cache),
+        |_, w| read_summary(w, formats, filter.grep.as_ref(), &searched, cache),
         |k, r| {
             results[k] = Some(r);
             done += 1;
@@ -142,6 +147,7 @@ fn read_summary(
     w: &Where,
     formats: &'static [&'static dyn Format],
     grep: Option<&Query>,
+    searched: &std::collections::HashSet<std::path::PathBuf>,
     cache: Option<&Cache>,
 ) -> Result<(Summary, bool), String> {
     let Some(q) = grep else {
@@ -149,9 +155,11 @@ fn read_summary(
         return Ok((facts::read(w, formats, Need::default(), cache)?.summary, true));
     };
     let open = || Ok(vec![w.open()?]);
-    crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, _| {
+    crate::session::open::read(&open, formats, &mut |_| Ok(()), |sessions, reading| {
         let s = &sessions[0];
-        let matched = !super::grep::search(s, q, None, true, &Default::default())?.is_empty();
+        let parts = reading.parts();
+        let elsewhere = super::grep::elsewhere(parts.iter().map(|(n, p)| (n.as_str(), p.as_deref())), searched);
+        let matched = !super::grep::search(s, q, None, true, &elsewhere)?.is_empty();
         Ok((summarize(s, w.name())?, matched))
     })
     .map_err(|e| format!("{e:#}"))

@@ -261,6 +261,15 @@ SCRIPT = {
     "b-queued": [{"blocks": [text("About your queued question: README.md calls it a small todo list.")]}],
     "b-last": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
                {"blocks": [text("Last: the tests still fail on parseDue.")]}],
+    # 22-tui-permissions
+    "r-edit": [{"blocks": [text("I'll edit parseDue."),
+                           tool("Edit", file_path=f"{P}/src/todo.js", old_string="Date.UTC(y, m - 1, 1)",
+                                new_string="Date.UTC(y, m, 1)")]},
+               {"blocks": [text("unused: the edit is refused")]}],
+    "r-after": [{"blocks": [text("Understood, no edit: parseDue should read the day instead.")]}],
+    "r-mention": [{"blocks": [text("README.md calls it a small todo list for the shell.")]}],
+    "r-run": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
+              {"blocks": [text("Allowed once: the tests still fail.")]}],
 }
 
 # A log pasted into the TUI: long enough that it shows as "[Pasted text #1 +N lines]".
@@ -781,6 +790,37 @@ def s21_tui_inputs(ns):
     return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
 
 
+def s22_tui_permissions(ns):
+    """Interactive (tmux), with Edit and Bash not allowed beforehand: an Edit the user refuses
+    at the permission prompt, a prompt after it, a prompt with an `@README.md` mention (the
+    client reads the file in), and a Bash call the user allows once."""
+    seed_home()
+    tui = Tmux(ns, ["--permission-mode", "default", "--allowedTools", "Read", "Grep", "Glob"])
+    try:
+        tui.wait("\u276f")
+        tui.type("Fix parseDue [[r-edit]]")
+        tui.wait("Do you want to make this edit", timeout=60)
+        time.sleep(1)
+        tui.keys("Escape")
+        tui.wait("Rejected update", timeout=30)
+        time.sleep(1)
+        tui.type("Do not edit it, just say what to change [[r-after]]")
+        tui.wait("no edit", timeout=60)
+        tui.type("What does @README.md say? [[r-mention]]")
+        tui.wait("for the shell", timeout=60)
+        tui.type("Run the tests [[r-run]]")
+        tui.wait("Do you want to proceed", timeout=60)
+        time.sleep(1)
+        tui.keys("Enter")  # 1. Yes (this once)
+        tui.wait("Allowed once", timeout=60)
+        tui.type("/exit")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
+    return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -803,6 +843,7 @@ SCENARIOS = {
     "19-blocks-outputs": s19_blocks_outputs,
     "20-shapes": s20_shapes,
     "21-tui-inputs": s21_tui_inputs,
+    "22-tui-permissions": s22_tui_permissions,
 }
 
 

@@ -294,6 +294,11 @@ impl<'s> ClaudeRows<'s> {
     }
 }
 
+/// How a tool result the user (or the permission settings) refused begins: the row says
+/// `(refused)` rather than `(error)`.
+const REFUSALS: &[&str] =
+    &["The user doesn't want to proceed with this tool use.", "Claude requested permissions to use "];
+
 /// A `!` command the user ran in the client (bash mode: `<bash-input>`, then its output as
 /// `<bash-stdout>` and `<bash-stderr>`) as the client shows it: `! ls`, `[! output] …`.
 fn shell_text(text: &str) -> Option<String> {
@@ -437,12 +442,17 @@ impl Rows for ClaudeRows<'_> {
                 let tone = if text.is_empty() { Tone::Muted } else { Tone::Plain };
                 Text::new("assistant: ", Tone::Assistant, body, tone)
             }
-            Info::Result { call, error, .. } => {
+            Info::Result { call, error, text } => {
                 let shown = match calls.get(call.as_str()) {
                     Some(c) => format_call(&c.name, c.arguments, paths),
                     None => "[tool result]".to_string(),
                 };
-                Text::whole(if *error { format!("{shown} (error)") } else { shown }, Tone::Tool)
+                let mark = match error {
+                    true if REFUSALS.iter().any(|r| text.starts_with(r)) => " (refused)",
+                    true => " (error)",
+                    false => "",
+                };
+                Text::whole(format!("{shown}{mark}"), Tone::Tool)
             }
             Info::Compaction { tokens } => {
                 let t = tokens.map_or_else(String::new, |t| format!(": {}k tokens", (t / 1000.0).round()));
