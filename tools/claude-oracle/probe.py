@@ -71,6 +71,12 @@ def resume(ns, path, uuid=None, extra_lines=(), keep_lines=None):
     restore_instructions(path)
     n = ns.request_count()
     args = ["-p", PROBE, "--output-format", "json", "--resume", sid, "--allowedTools", "Bash"]
+    # The model the session was using at the point, when it is not the client's default:
+    # `/model` saves the model it picks as the default, so the user resumes on it (and what
+    # the client adds for the next turn, an attribution naming the model, depends on it).
+    last = model_at(dst, uuid)
+    if last and last != DEFAULT_MODEL:
+        args += ["--model", last]
     if uuid:
         args += ["--resume-session-at", uuid]
     try:
@@ -82,6 +88,46 @@ def resume(ns, path, uuid=None, extra_lines=(), keep_lines=None):
         if isinstance(b, dict) and b.get("tools") and "[[probe]]" in json.dumps(b.get("messages", [])[-3:]):
             return b, None
     return None, "no main request"
+
+
+# The model the client uses when no `/model` was saved (the mock's catalog's default).
+DEFAULT_MODEL = "claude-opus-5-5"
+
+
+def model_at(path, uuid):
+    """The model of the last turn on the chain to `uuid` (by `parentUuid`, and
+    `logicalParentUuid` across a compaction), or of the file's last one without `uuid`: its
+    `model` attachment's, or its reply's (the client's `<synthetic>` replies aside). None
+    without either."""
+    lines = []
+    for line in open(path, encoding="utf-8"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and isinstance(d.get("uuid"), str):
+            lines.append(d)
+
+    def model(d):
+        # A turn's `model` attachment names the model it runs on; a reply, the one it came from.
+        a = d.get("attachment") if d.get("type") == "attachment" else None
+        if isinstance(a, dict) and a.get("type") == "model" and isinstance(a.get("identity"), dict):
+            return a["identity"].get("modelId")
+        m = d.get("message") if d.get("type") == "assistant" else None
+        if isinstance(m, dict) and isinstance(m.get("model"), str) and m["model"] != "<synthetic>":
+            return m["model"]
+        return None
+
+    if uuid is None:
+        return next((model(d) for d in reversed(lines) if model(d)), None)
+    by = {d["uuid"]: d for d in lines}
+    cur, seen = by.get(uuid), set()
+    while cur is not None and cur["uuid"] not in seen:
+        seen.add(cur["uuid"])
+        if model(cur):
+            return model(cur)
+        cur = by.get(cur.get("parentUuid") or cur.get("logicalParentUuid"))
+    return None
 
 
 if __name__ == "__main__":

@@ -270,6 +270,10 @@ SCRIPT = {
     "r-mention": [{"blocks": [text("README.md calls it a small todo list for the shell.")]}],
     "r-run": [{"blocks": [tool("Bash", command="npm test", description="Run the tests")]},
               {"blocks": [text("Allowed once: the tests still fail.")]}],
+    # 23-tui-model-clear
+    "m-one": [{"blocks": [text("First answer, from the first model.")]}],
+    "m-two": [{"blocks": [tool("Read", file_path=f"{P}/README.md")]}, {"blocks": [text("Second answer, after /model.")]}],
+    "m-three": [{"blocks": [text("Third answer, after /clear.")]}],
 }
 
 # A log pasted into the TUI: long enough that it shows as "[Pasted text #1 +N lines]".
@@ -821,6 +825,41 @@ def s22_tui_permissions(ns):
     return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
 
 
+def s23_tui_model_clear(ns):
+    """Interactive (tmux): a turn, `/model sonnet` (a local command: its name and output are
+    written as user lines), a turn with the other model, `/clear`, and a turn after it."""
+    seed_home()
+    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
+    tui = Tmux(ns, ["--permission-mode", "default", *ALLOWED])
+    try:
+        tui.wait("\u276f")
+        tui.type("First question [[m-one]]")
+        tui.wait("from the first model", timeout=60)
+        tui.type("/model sonnet")
+        end = time.time() + 30
+        while "Set model to" not in (tui.screen() or "") and time.time() < end:
+            if "Switch model?" in (tui.screen() or ""):
+                tui.keys("Enter")  # 1. Yes, switch
+            time.sleep(0.5)
+        tui.wait("Set model to", timeout=5)
+        time.sleep(3)
+        tui.type("Second question [[m-two]]")
+        tui.wait("after /model", timeout=60)
+        tui.type("/clear")
+        time.sleep(3)
+        tui.type("Third question [[m-three]]")
+        tui.wait("after /clear", timeout=60)
+        tui.type("/exit")
+        tui.wait_exit()
+    finally:
+        tui.close()
+    files = sorted(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime)
+    NOTES["23-tui-model-clear"] = [f"session files written: {len(files)}"]
+    if len(files) == 1:
+        return files[0].stem
+    return {"23-tui-model-clear": files[0].stem, "23-tui-model-clear-after": files[-1].stem}
+
+
 SCENARIOS = {
     "01-tool-calls": s01_tools,
     "02-thinking": s02_thinking,
@@ -844,6 +883,7 @@ SCENARIOS = {
     "20-shapes": s20_shapes,
     "21-tui-inputs": s21_tui_inputs,
     "22-tui-permissions": s22_tui_permissions,
+    "23-tui-model-clear": s23_tui_model_clear,
 }
 
 

@@ -355,6 +355,12 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
     let ty = v.get("type").and_then(Value::as_str).unwrap_or_default();
     let content = || v.get("message").and_then(|m| m.get("content")).cloned().unwrap_or(Value::Null);
     match ty {
+        // A local command's output the client wrote as a system line (`/clear`'s, which
+        // starts a new file): sent as a user line.
+        "system" if v["subtype"] == super::load::LOCAL_COMMAND => match v.get("content") {
+            Some(Value::String(t)) => vec![Item::new("user", Value::String(t.clone()))],
+            _ => Vec::new(),
+        },
         "user" if is_task_notification(v) => vec![Item::new("user", task_notification(content()))],
         "user" => vec![Item { summary: v["isCompactSummary"] == true, ..Item::new("user", content()) }],
         "assistant" => {
@@ -540,6 +546,33 @@ const PROBE: &str = "\u{0}pisces: the next prompt\u{0}";
 /// before it; it is taken out again with the next prompt (it is the new turn's).
 const NEXT_ATTRIBUTION: &str = "\u{0}pisces: the next turn's attribution\u{0}";
 
+/// Whether the context holds the attribution reminder the next turn keeps (see
+/// `NEXT_ATTRIBUTION`): its last `remote_session_change`, when that names the model the next
+/// turn uses. That is taken to be the model of the last turn, as its `model` attachment or
+/// its reply names it (the client saves the model `/model` picks as the default, so the
+/// session goes on with it); the reminder names it by the marketing name a `model`
+/// attachment of the context gives its id. Without a model, or a name for it, any
+/// attribution is kept.
+fn attributed(lines: &[Value]) -> bool {
+    let attachment = |v: &Value, ty: &str| v["type"] == "attachment" && v["attachment"]["type"] == ty;
+    let Some(last) = lines.iter().rev().find(|v| attachment(v, "remote_session_change")) else { return false };
+    let model = lines.iter().rev().find_map(|v| {
+        if attachment(v, "model") {
+            return v["attachment"]["identity"]["modelId"].as_str();
+        }
+        v["message"]["model"].as_str().filter(|m| v["type"] == "assistant" && *m != "<synthetic>")
+    });
+    let Some(model) = model else { return true };
+    let name = lines.iter().rev().filter(|v| attachment(v, "model")).find_map(|v| {
+        let identity = &v["attachment"]["identity"];
+        (identity["modelId"] == model).then(|| identity["marketingName"].as_str()).flatten()
+    });
+    match (name, last["attachment"]["commit"].as_str()) {
+        (Some(name), Some(commit)) => commit.contains(&format!("Claude {name} <")),
+        _ => true,
+    }
+}
+
 /// The `messages` Claude Code sends for the context of `entries` (steps 4 to 6), whose
 /// lines, parsed, are `lines` (one each).
 pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<Value>, Unreadable> {
@@ -588,7 +621,7 @@ pub fn api_messages(s: &Session, lines: &[Value], resumed: bool) -> Result<Vec<V
     let only_system = !list.is_empty() && list.iter().all(|i| i.role == "system");
     // The next turn's attribution (see `NEXT_ATTRIBUTION`); after `--resume` answers an
     // unfinished turn it comes after that answer, where it changes nothing.
-    let attributed = lines.iter().any(|v| v["attachment"]["type"] == "remote_session_change");
+    let attributed = attributed(lines);
     let answered_first = resumed && (unfinished || only_system);
     if !attributed && !answered_first {
         list.push(Item {

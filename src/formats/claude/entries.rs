@@ -193,6 +193,11 @@ fn messages_of(s: &Session, c: &Claude, i: EntryIdx, v: &Value, names: Option<&N
             let text = queued_text(v);
             vec![json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms(v)})]
         }
+        // A local command's output written as a system line: the user's, as it is sent.
+        (EntryType::Message, _) if v.get("type").and_then(Value::as_str) == Some("system") => {
+            let text = v.get("content").and_then(Value::as_str).unwrap_or_default();
+            vec![json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms(v)})]
+        }
         (EntryType::Message, _) => user_messages(s, c, v, names),
         _ if v.get("type").and_then(Value::as_str) == Some("attachment") => {
             let kind = v.get("attachment").and_then(|a| a.get("type")).and_then(Value::as_str).unwrap_or("attachment");
@@ -315,10 +320,8 @@ pub fn preview(s: &Session, i: EntryIdx, max: usize) -> String {
                 )
             }
             (EntryType::Message, Role::User) => {
-                format!(
-                    "user: {}",
-                    crate::session::system::content_text(v.get("message").and_then(|m| m.get("content")))
-                )
+                let content = v.get("message").and_then(|m| m.get("content")).or(v.get("content"));
+                format!("user: {}", crate::session::system::content_text(content))
             }
             (EntryType::Message, Role::ToolResult) => "[tool result]".to_string(),
             (EntryType::Message, _) => {

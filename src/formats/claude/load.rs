@@ -33,6 +33,10 @@ use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
 /// a user's message of the conversation, though written as an attachment.
 pub const QUEUED: &str = "queued_command";
 
+/// The subtype of a `system` line that holds a local command's output (docs/claude-format.md
+/// §1.2): a user's line of the conversation, though written as a system line.
+pub const LOCAL_COMMAND: &str = "local_command";
+
 /// At most this many lines of one kind of problem are listed one by one.
 const MAX_LISTED: usize = 20;
 
@@ -312,9 +316,11 @@ pub fn load_with<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, how: Valida
     };
     let mut s = Session::build(parts, ChildOrder::File);
     s.title = title.map(Cow::into_owned);
-    // The leaf `--resume` takes: the one the last `last-prompt` line names, else the last
-    // message of the main conversation.
-    let leaf = last_prompt_leaf.and_then(|l| s.get(&l)).or(last_main);
+    // The leaf `--resume` takes: the one the last `last-prompt` line names while it is one
+    // (the client does not write that line after every turn: after a local command such as
+    // `/model`, lines follow the leaf it names), else the last message of the main
+    // conversation.
+    let leaf = last_prompt_leaf.and_then(|l| s.get(&l)).filter(|&l| s.children(l).next().is_none()).or(last_main);
     if leaf.is_some() {
         s.set_default_leaf(leaf);
     }
@@ -438,6 +444,9 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             "system" if head.subtype.as_deref() == Some("compact_boundary") => (EntryType::Compaction, Role::None),
             // A prompt the user sent while a turn ran, given to the model within it.
             "attachment" if head.attachment_type.as_deref() == Some(QUEUED) => (EntryType::Message, Role::User),
+            // A local command's output written as a system line (`/clear`'s), which the
+            // client sends as a user line.
+            "system" if head.subtype.as_deref() == Some(LOCAL_COMMAND) => (EntryType::Message, Role::User),
             _ => (EntryType::Custom, Role::None),
         };
         let mut e = EntryMeta::new(here, raw.len(), no, kind, role);

@@ -242,7 +242,8 @@ fn info_of(e: &crate::session::entry::EntryMeta, v: &Value) -> Info {
             }
         }
         (EntryType::Message, Role::User) => Info::User {
-            text: text_of(content),
+            // (A local command's output written as a system line has its text at the top.)
+            text: text_of(content.or(v.get("content"))),
             summary: v.get("isCompactSummary").and_then(Value::as_bool) == Some(true),
         },
         (EntryType::Message, Role::ToolResult) => {
@@ -300,7 +301,9 @@ const REFUSALS: &[&str] =
     &["The user doesn't want to proceed with this tool use.", "Claude requested permissions to use "];
 
 /// A `!` command the user ran in the client (bash mode: `<bash-input>`, then its output as
-/// `<bash-stdout>` and `<bash-stderr>`) as the client shows it: `! ls`, `[! output] …`.
+/// `<bash-stdout>` and `<bash-stderr>`) as the client shows it: `! ls`, `[! output] …`; a
+/// local command (`<command-name>`, its caveat and output) as `/model sonnet`, `[command
+/// output] …`.
 fn shell_text(text: &str) -> Option<String> {
     let inner = |t: &str, tag: &str| -> Option<String> {
         let rest = t.split_once(&format!("<{tag}>"))?.1;
@@ -313,6 +316,20 @@ fn shell_text(text: &str) -> Option<String> {
         let out = [inner(text, "bash-stdout"), inner(text, "bash-stderr")];
         let shown: Vec<String> = out.into_iter().flatten().filter(|t| !t.trim().is_empty()).collect();
         return Some(format!("[! output] {}", shown.join(" ")));
+    }
+    // A local command (`/model sonnet`): its name and arguments, and its output.
+    if text.starts_with("<command-name>") {
+        let name = inner(text, "command-name")?;
+        let args = inner(text, "command-args").unwrap_or_default();
+        return Some(format!("{name} {args}").trim_end().to_string());
+    }
+    if text.starts_with("<local-command-stdout>") || text.starts_with("<local-command-stderr>") {
+        let out = [inner(text, "local-command-stdout"), inner(text, "local-command-stderr")];
+        let shown: Vec<String> = out.into_iter().flatten().filter(|t| !t.trim().is_empty()).collect();
+        return Some(format!("[command output] {}", shown.join(" ")).trim_end().to_string());
+    }
+    if text.starts_with("<local-command-caveat>") {
+        return Some("[local command caveat]".into());
     }
     None
 }
