@@ -304,6 +304,12 @@ def lines(sid):
     return [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
 
 
+def newest_session():
+    """The id of the session file the client wrote last (an interactive run's)."""
+    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
+    return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
+
+
 def last_reply(sid, needle):
     """The uuid of the last assistant line whose text contains `needle`."""
     for d in reversed(lines(sid)):
@@ -569,8 +575,7 @@ def s12_interrupt(ns):
         tui.wait_exit()
     finally:
         tui.close()
-    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
-    return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
+    return newest_session()
 
 
 def pdf():
@@ -790,8 +795,7 @@ def s21_tui_inputs(ns):
         tui.wait_exit()
     finally:
         tui.close()
-    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
-    return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
+    return newest_session()
 
 
 def s22_tui_permissions(ns):
@@ -821,8 +825,7 @@ def s22_tui_permissions(ns):
         tui.wait_exit()
     finally:
         tui.close()
-    src = oracle.SCRATCH / ".claude" / "projects" / "-home-dev-todo-cli"
-    return max(src.glob("*.jsonl"), key=lambda f: f.stat().st_mtime).stem
+    return newest_session()
 
 
 def s23_tui_model_clear(ns):
