@@ -188,7 +188,7 @@ fn messages_of(s: &Session, c: &Claude, i: EntryIdx, v: &Value, names: Option<&N
                 vec![assistant_message(v)]
             }
         }
-        // A prompt queued while a turn ran: the user's, as the model was given it (§4.2).
+        // A prompt queued while a turn ran: the user's, as the model was given it (docs/claude-format.md §2).
         (EntryType::Message, _) if v.get("type").and_then(Value::as_str) == Some("attachment") => {
             let text = queued_text(v);
             vec![json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms(v)})]

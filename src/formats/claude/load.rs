@@ -29,7 +29,7 @@ use crate::session::validate::{validate, Verdict};
 use crate::session::walk::Blocks;
 use crate::session::{Diagnostic, LoadError, Problem, Session, Severity, Source};
 
-/// The attachment of a prompt the user sent while a turn ran (docs/claude-format.md §4.2):
+/// The attachment of a prompt the user sent while a turn ran (docs/claude-format.md §1.2):
 /// a user's message of the conversation, though written as an attachment.
 pub const QUEUED: &str = "queued_command";
 

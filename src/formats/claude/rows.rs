@@ -304,7 +304,7 @@ const REFUSALS: &[&str] =
 /// `<bash-stdout>` and `<bash-stderr>`) as the client shows it: `! ls`, `[! output] …`; a
 /// local command (`<command-name>`, its caveat and output) as `/model sonnet`, `[command
 /// output] …`.
-fn shell_text(text: &str) -> Option<String> {
+fn command_text(text: &str) -> Option<String> {
     let inner = |t: &str, tag: &str| -> Option<String> {
         let rest = t.split_once(&format!("<{tag}>"))?.1;
         Some(rest.split_once(&format!("</{tag}>"))?.0.to_string())
@@ -444,7 +444,7 @@ impl Rows for ClaudeRows<'_> {
             Info::User { text, summary: true } => {
                 Text::new("[compaction summary]: ", Tone::Summary, one_line(text), Tone::Plain)
             }
-            Info::User { text, .. } => match shell_text(text) {
+            Info::User { text, .. } => match command_text(text) {
                 Some(shown) => Text::new("user: ", Tone::User, one_line(&shown), Tone::Plain),
                 None => Text::new("user: ", Tone::User, one_line(&pasted_shown(text)), Tone::Plain),
             },
