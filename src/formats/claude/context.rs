@@ -375,7 +375,7 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
             // A prompt the user sent while a turn ran, which the client gave the model with
             // the next tool result (`queued_command`), is written as a system text but sent
             // as the user's, its text out of the reminder, after that result (§2).
-            let queued = kind == "queued_command";
+            let queued = kind == super::load::QUEUED;
             let role = if queued { "user" } else { v.get("renderedRole").and_then(Value::as_str).unwrap_or("user") };
             let joins_as_line = JOINED_AS_LINES.contains(&kind);
             let rendered = v.get("rendered").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);

@@ -188,14 +188,14 @@ fn messages_of(s: &Session, c: &Claude, i: EntryIdx, v: &Value, names: Option<&N
                 vec![assistant_message(v)]
             }
         }
-        // A prompt queued while a turn ran: the user's, as the model was given it (docs/claude-format.md §2).
-        (EntryType::Message, _) if v.get("type").and_then(Value::as_str) == Some("attachment") => {
-            let text = queued_text(v);
-            vec![json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms(v)})]
-        }
-        // A local command's output written as a system line: the user's, as it is sent.
-        (EntryType::Message, _) if v.get("type").and_then(Value::as_str) == Some("system") => {
-            let text = v.get("content").and_then(Value::as_str).unwrap_or_default();
+        // A user's line written as another kind (a prompt queued while a turn ran, an
+        // attachment; a local command's output, a system line): the user's text as the
+        // model is given it (docs/claude-format.md §2).
+        (EntryType::Message, _) if matches!(v.get("type").and_then(Value::as_str), Some("attachment" | "system")) => {
+            let text = match v.get("type").and_then(Value::as_str) {
+                Some("attachment") => queued_text(v),
+                _ => v.get("content").and_then(Value::as_str).unwrap_or_default().to_string(),
+            };
             vec![json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms(v)})]
         }
         (EntryType::Message, _) => user_messages(s, c, v, names),
@@ -224,10 +224,15 @@ pub fn queued_text(v: &Value) -> String {
         .map(super::context::unwrap_reminder)
         .collect();
     if texts.is_empty() {
-        crate::session::system::content_text(v.get("attachment").and_then(|a| a.get("prompt")))
+        queued_prompt(v)
     } else {
         texts.join("\n")
     }
+}
+
+/// What the user typed of a queued prompt (`attachment.prompt`).
+pub fn queued_prompt(v: &Value) -> String {
+    crate::session::system::content_text(v.get("attachment").and_then(|a| a.get("prompt")))
 }
 
 /// Entry `i` in the common shape.
@@ -314,10 +319,7 @@ pub fn preview(s: &Session, i: EntryIdx, max: usize) -> String {
     let text = match line(s, i) {
         Ok(v) => match (s.entries[i].kind, s.entries[i].role) {
             (EntryType::Message, Role::User) if v.get("type").and_then(Value::as_str) == Some("attachment") => {
-                format!(
-                    "user (queued): {}",
-                    crate::session::system::content_text(v.get("attachment").and_then(|a| a.get("prompt")))
-                )
+                format!("user (queued): {}", queued_prompt(&v))
             }
             (EntryType::Message, Role::User) => {
                 let content = v.get("message").and_then(|m| m.get("content")).or(v.get("content"));

@@ -237,9 +237,7 @@ fn info_of(e: &crate::session::entry::EntryMeta, v: &Value) -> Info {
     let content = v.get("message").and_then(|m| m.get("content"));
     match (e.kind, e.role) {
         (EntryType::Message, Role::User) if v.get("type").and_then(Value::as_str) == Some("attachment") => {
-            Info::Queued {
-                prompt: crate::session::system::content_text(v.get("attachment").and_then(|a| a.get("prompt"))),
-            }
+            Info::Queued { prompt: super::entries::queued_prompt(v) }
         }
         (EntryType::Message, Role::User) => Info::User {
             // (A local command's output written as a system line has its text at the top.)
