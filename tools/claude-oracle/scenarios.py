@@ -428,6 +428,11 @@ class Tmux:
         time.sleep(0.5)
         self.keys("Enter")
 
+    def paste(self, text_):
+        """`text_` pasted as a terminal pastes (bracketed), not typed."""
+        subprocess.run(["tmux", "set-buffer", "-b", "oracle-paste", text_], check=True)
+        subprocess.run(["tmux", "paste-buffer", "-p", "-b", "oracle-paste", "-t", self.name], check=True)
+
     def wait_exit(self, timeout=30):
         end = time.time() + timeout
         while time.time() < end and self.screen() is not None:
@@ -779,8 +784,7 @@ def s21_tui_inputs(ns):
         tui.wait("package.json")
         tui.type("What did it show? [[b-bash]]")
         tui.wait("listed the project")
-        subprocess.run(["tmux", "set-buffer", "-b", "oracle-paste", PASTE], check=True)
-        subprocess.run(["tmux", "paste-buffer", "-p", "-b", "oracle-paste", "-t", tui.name], check=True)
+        tui.paste(PASTE)
         tui.wait("Pasted text")
         tui.type(" Summarize this log [[b-paste]]")
         tui.wait("failed twice")

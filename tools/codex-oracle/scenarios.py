@@ -292,6 +292,11 @@ class Tmux:
         if enter:
             self.keys("Enter")
 
+    def paste(self, text_):
+        """`text_` pasted as a terminal pastes (bracketed), not typed."""
+        subprocess.run(["tmux", "set-buffer", "-b", "oracle-paste", text_], check=True)
+        subprocess.run(["tmux", "paste-buffer", "-p", "-b", "oracle-paste", "-t", self.name], check=True)
+
     def wait_exit(self, timeout=30):
         end = time.time() + timeout
         while time.time() < end and self.screen() is not None:
@@ -387,14 +392,25 @@ def s07(ns):
             c: "`exec fork` of that fork: `[[k-fork2]]`"}
 
 
-def s08(ns):
-    """A thread started with exec; resumed in the TUI, a prompt whose command runs 30 s is
-    interrupted with Escape; another prompt in the TUI."""
+def resumed_in_tui(ns):
+    """A thread started with exec (`[[f-start]]`), then resumed in the TUI, its answer on the
+    screen: the thread id and the TUI."""
     a = new(ns, "What is in the project? [[f-start]]")
     tui = Tmux(ns, ["resume", a])
     try:
         time.sleep(3)
         tui.wait("README.md, package.json", timeout=60)
+    except BaseException:
+        tui.close()
+        raise
+    return a, tui
+
+
+def s08(ns):
+    """A thread started with exec; resumed in the TUI, a prompt whose command runs 30 s is
+    interrupted with Escape; another prompt in the TUI."""
+    a, tui = resumed_in_tui(ns)
+    try:
         tui.type("Run the slow check [[i-slow]]")
         tui.wait("to interrupt", timeout=60)
         time.sleep(2)
@@ -422,18 +438,14 @@ def s10(ns):
     """A thread started with exec; in the TUI (`codex resume ID`): a `!ls` (the user's own shell
     command), a prompt about it, a pasted log with a prompt, and a prompt typed while a slow
     command runs."""
-    a = new(ns, "What is in the project? [[f-start]]")
-    tui = Tmux(ns, ["resume", a])
+    a, tui = resumed_in_tui(ns)
     try:
-        time.sleep(3)
-        tui.wait("README.md, package.json", timeout=60)
         tui.type("!ls")
         tui.wait("test", timeout=30)
         time.sleep(2)
         tui.type("What did it show? [[u-bash]]")
         tui.wait("listed the project", timeout=60)
-        subprocess.run(["tmux", "set-buffer", "-b", "oracle-paste", PASTE], check=True)
-        subprocess.run(["tmux", "paste-buffer", "-p", "-b", "oracle-paste", "-t", tui.name], check=True)
+        tui.paste(PASTE)
         time.sleep(2)
         tui.type(" Summarize this log [[u-paste]]")
         tui.wait("failed twice", timeout=60)
