@@ -357,7 +357,7 @@ fn items(v: &Value, defined: &HashSet<String>) -> Vec<Item> {
     match ty {
         // A local command's output the client wrote as a system line (`/clear`'s, which
         // starts a new file): sent as a user line.
-        "system" if v["subtype"] == super::load::LOCAL_COMMAND => match v.get("content") {
+        "system" if v["subtype"] == super::load::LOCAL_COMMAND_OUTPUT => match v.get("content") {
             Some(Value::String(t)) => vec![Item::new("user", Value::String(t.clone()))],
             _ => Vec::new(),
         },

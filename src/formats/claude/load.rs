@@ -35,7 +35,7 @@ pub const QUEUED: &str = "queued_command";
 
 /// The subtype of a `system` line that holds a local command's output (docs/claude-format.md
 /// §1.2): a user's line of the conversation, though written as a system line.
-pub const LOCAL_COMMAND: &str = "local_command";
+pub const LOCAL_COMMAND_OUTPUT: &str = "local_command";
 
 /// At most this many lines of one kind of problem are listed one by one.
 const MAX_LISTED: usize = 20;
@@ -446,7 +446,7 @@ fn scan_part<'a>(data: &'a [u8], range: Range<usize>, exclude: &BTreeSet<LineNo>
             "attachment" if head.attachment_type.as_deref() == Some(QUEUED) => (EntryType::Message, Role::User),
             // A local command's output written as a system line (`/clear`'s), which the
             // client sends as a user line.
-            "system" if head.subtype.as_deref() == Some(LOCAL_COMMAND) => (EntryType::Message, Role::User),
+            "system" if head.subtype.as_deref() == Some(LOCAL_COMMAND_OUTPUT) => (EntryType::Message, Role::User),
             _ => (EntryType::Custom, Role::None),
         };
         let mut e = EntryMeta::new(here, raw.len(), no, kind, role);
