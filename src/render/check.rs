@@ -79,7 +79,7 @@ impl Summary {
 
 pub fn write_json(out: &mut dyn Write, reports: &[FileReport]) -> std::io::Result<()> {
     let doc = CheckDocument { version: 1, files: reports, summary: Summary::of(reports) };
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    super::json::write_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 

@@ -64,7 +64,7 @@ pub fn write(
         }
         Format::Json | Format::Llm => {
             let llm = (format == Format::Llm).then(|| session.dialect().llm_messages(p));
-            serde_json::to_writer_pretty(&mut *w, &document(session, p, llm, system))?;
+            super::json::write_pretty(&mut *w, &document(session, p, llm, system))?;
             writeln!(w)?;
         }
         Format::OpenaiResponses => {
@@ -72,7 +72,7 @@ pub fn write(
                 Some(input) => Cow::Borrowed(input.as_slice()),
                 None => Cow::Owned(wire::responses::input(&session.dialect().llm_messages(p))),
             };
-            serde_json::to_writer_pretty(&mut *w, &json!({"model": model_ref(p).id, "input": input}))?;
+            super::json::write_pretty(&mut *w, &json!({"model": model_ref(p).id, "input": input}))?;
             writeln!(w)?;
         }
         Format::Openai | Format::Anthropic => {
@@ -87,7 +87,7 @@ pub fn write(
                 let thinking_level = p.thinking_level.as_ref().and_then(Value::as_str).map(str::to_string);
                 wire::anthropic_request_with(&llm, &model, &wire::RequestOptions { thinking_level })
             };
-            serde_json::to_writer_pretty(&mut *w, &body)?;
+            super::json::write_pretty(&mut *w, &body)?;
             writeln!(w)?;
         }
     }

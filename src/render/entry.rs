@@ -285,7 +285,7 @@ pub fn write_json(w: &mut dyn Write, session: &Session, picked: &[(EntryIdx, Sho
         })
         .collect();
     let doc = ShowDocument { version: 1, session: SessionJson::of(session), entries };
-    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    super::json::write_pretty(&mut *w, &doc)?;
     writeln!(w)
 }
 

@@ -89,6 +89,6 @@ pub fn write_text(out: &mut dyn Write, err: &mut dyn Write, doc: &ForkDoc) -> io
 }
 
 pub fn write_json(out: &mut dyn Write, doc: &ForkDoc) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, doc)?;
+    super::json::write_pretty(&mut *out, doc)?;
     writeln!(out)
 }

@@ -46,6 +46,6 @@ pub fn write_redirect_note(err: &mut dyn Write, named: &str, target: &str) -> io
 }
 
 pub fn write_json(out: &mut dyn Write, doc: &LabelDoc) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, doc)?;
+    super::json::write_pretty(&mut *out, doc)?;
     writeln!(out)
 }

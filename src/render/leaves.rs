@@ -189,7 +189,7 @@ pub fn write_json(w: &mut dyn Write, s: &Session, leaves: &[Leaf]) -> std::io::R
         default_leaf_id: s.default_leaf().map_or(Value::Null, |d| s.id_value(d)),
         leaves: leaves.iter().zip(short_ids(s, leaves)).map(|(l, short)| leaf_json(s, l, short)).collect(),
     };
-    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    super::json::write_pretty(&mut *w, &doc)?;
     writeln!(w)
 }
 

@@ -204,7 +204,7 @@ pub fn write_json(w: &mut dyn Write, listing: &Listing) -> std::io::Result<()> {
             .collect(),
         failed: listing.failed.iter().map(|(s, e)| FailedJson { session: s, error: e }).collect(),
     };
-    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    super::json::write_pretty(&mut *w, &doc)?;
     writeln!(w)
 }
 

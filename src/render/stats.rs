@@ -220,7 +220,7 @@ pub fn write_json(w: &mut dyn Write, stats: &Stats) -> std::io::Result<()> {
         extended: stats.extended,
         failed: stats.failed.iter().map(|(s, e)| FailedJson { session: s, error: e }).collect(),
     };
-    serde_json::to_writer_pretty(&mut *w, &doc)?;
+    super::json::write_pretty(&mut *w, &doc)?;
     writeln!(w)
 }
 

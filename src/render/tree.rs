@@ -803,7 +803,7 @@ pub fn write_json(
         roots: view.roots.iter().map(|&r| session.id_value(r)).collect(),
         nodes,
     };
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    super::json::write_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")
 }
 
