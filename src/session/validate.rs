@@ -40,6 +40,28 @@ pub enum Verdict {
 /// The deepest nesting serde_json reads (its recursion limit of 128 counts down to 0).
 pub const MAX_DEPTH: u32 = 127;
 
+/// `raw` as text when serde_json reads it whole (as a `Value`, or as a struct of some of
+/// its fields): one JSON value by the validator, UTF-8, and no `\uD800`–`\uDFFF` escape
+/// (serde_json refuses a lone surrogate, which the validator lets through as `JSON.parse`
+/// does; a pair is left to the parse too).
+///
+/// Parsing a line builds or skips every string in it, several times the cost of validating
+/// it. A reader that wants a few fields walks the line to them ([`super::walk`], or a
+/// format's index spans) when it passes this, and reads what the whole parse gives (a
+/// repeated key's last value, as a `Value` keeps it, or the line left to the parse); a line
+/// with an escaped key where it looks is parsed whole. The check matters because a walk
+/// skips the rest of the line unchecked, and a line that serde_json cannot read must fail
+/// as it always did.
+pub fn serde_reads(raw: &[u8]) -> Option<&str> {
+    if !matches!(validate(raw), Verdict::Whole { .. }) {
+        return None;
+    }
+    let line = simdutf8::basic::from_utf8(raw).ok()?;
+    let surrogate = memchr::memmem::find_iter(raw, b"\\u")
+        .any(|k| matches!(raw.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])));
+    (!surrogate).then_some(line)
+}
+
 /// Validates one line (without its `\n`).
 pub fn validate(line: &[u8]) -> Verdict {
     #[cfg(target_arch = "x86_64")]

@@ -129,6 +129,13 @@ pub struct Line {
 pub struct ReplySpans {
     pub model: Option<(u32, u32)>,
     pub usage: Option<(u32, u32)>,
+    /// Where `requestId`'s value is, when it is a string.
+    pub request_id: Option<(u32, u32)>,
+    /// The keys `stats` reads a response's ids from (`uuid`, `timestamp`, `sessionId`,
+    /// `requestId`, `requestSessionId`; `message.id`, `message.model`) are each there at
+    /// most once, each a string or null, and `requestSessionId` is not a string: a parse of
+    /// the line (`usage::response`) would read no more than the spans and the index say.
+    pub plain_ids: bool,
 }
 
 /// Where the index's strings are: the file, the entries whose lines hold them, and the

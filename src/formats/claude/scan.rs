@@ -121,6 +121,33 @@ fn tool_results(st: &Structure, v: &[u8], i: usize) -> Option<(usize, bool, bool
     }
 }
 
+/// The keys `stats` reads a reply's ids from (see `ReplySpans::plain_ids`): how often each
+/// was seen, and whether a value was neither a string nor null (`odd`).
+#[derive(Default)]
+struct IdKeys {
+    seen: [u8; 7],
+    odd: bool,
+}
+
+impl IdKeys {
+    const MESSAGE_ID: usize = 0;
+    const MODEL: usize = 1;
+    const UUID: usize = 2;
+    const TIMESTAMP: usize = 3;
+    const SESSION_ID: usize = 4;
+    const REQUEST_ID: usize = 5;
+    const REQUEST_SESSION_ID: usize = 6;
+
+    fn see(&mut self, key: usize, v: &[u8]) {
+        self.seen[key] = self.seen[key].saturating_add(1);
+        self.odd |= !(v.first() == Some(&b'"') || v == b"null");
+    }
+
+    fn plain(&self) -> bool {
+        !self.odd && self.seen.iter().all(|&n| n <= 1)
+    }
+}
+
 /// Reads the fields of a line into `h`; for a message, whether its content has tool results (some,
 /// all). `None`: not the shape the walker knows; parse the line whole. `blocks` is a
 /// buffer reused from line to line. `header`: whether to read `sessionId`, `cwd` and
@@ -133,6 +160,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
     let mut messages = 0;
     let (mut models, mut usages, mut spans) = (0, 0, ReplySpans::default());
     let (mut times, mut time) = (0, None);
+    let mut ids = IdKeys::default();
     members_at(st, line, 0, |k, at| {
         if k == b"message" {
             messages += 1;
@@ -149,9 +177,15 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
                     let end = st.value_end(mat)?;
                     let span = Some((mat as u32, end as u32));
                     match mk {
-                        b"id" => m.id = string(&line[mat..end])?,
+                        b"id" => {
+                            ids.see(IdKeys::MESSAGE_ID, &line[mat..end]);
+                            m.id = string(&line[mat..end])?;
+                        }
                         b"role" => m.role = string(&line[mat..end])?,
-                        b"model" => (models, spans.model) = (models + 1, span),
+                        b"model" => {
+                            ids.see(IdKeys::MODEL, &line[mat..end]);
+                            (models, spans.model) = (models + 1, span);
+                        }
                         b"usage" => (usages, spans.usage) = (usages + 1, span),
                         _ => {}
                     }
@@ -176,13 +210,32 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
         let v = &line[at..end];
         match k {
             b"type" => h.ty = string(v)?,
-            b"uuid" => h.uuid = string(v)?,
+            b"uuid" => {
+                ids.see(IdKeys::UUID, v);
+                h.uuid = string(v)?;
+            }
             b"parentUuid" => h.parent_uuid = string(v)?,
             b"logicalParentUuid" => h.logical_parent_uuid = string(v)?,
-            b"sessionId" if header => h.session_id = string(v)?,
+            b"sessionId" => {
+                ids.see(IdKeys::SESSION_ID, v);
+                if header {
+                    h.session_id = string(v)?;
+                }
+            }
+            b"requestId" => {
+                ids.see(IdKeys::REQUEST_ID, v);
+                if v.first() == Some(&b'"') {
+                    spans.request_id = Some((at as u32, end as u32));
+                }
+            }
+            // (A copy names the session that made the request: the parse compares the two.)
+            b"requestSessionId" => ids.see(IdKeys::REQUEST_SESSION_ID, if v == b"null" { v } else { b"{}" }),
             b"cwd" if header => h.cwd = string(v)?,
             b"version" if header => h.version = string(v)?,
-            b"timestamp" => (times, time) = (times + 1, Some((at as u32, end as u32))),
+            b"timestamp" => {
+                ids.see(IdKeys::TIMESTAMP, v);
+                (times, time) = (times + 1, Some((at as u32, end as u32)));
+            }
             b"subtype" => h.subtype = string(v)?,
             b"leafUuid" => h.leaf_uuid = string(v)?,
             b"summary" => h.summary = string(v)?,
@@ -200,6 +253,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
     })?;
     // (A line longer than 4 GiB keeps no spans.)
     if messages == 1 && models <= 1 && usages <= 1 && u32::try_from(line.len()).is_ok() {
+        spans.plain_ids = ids.plain();
         h.reply = Some(spans);
     }
     // (Twice, the key is serde's error, as the time's own read gives it: no span then.)

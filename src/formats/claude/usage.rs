@@ -236,6 +236,14 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
 /// copied line names the session that made the request in `requestSessionId`.
 pub fn response(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
     let Some(totals) = entry_usage(s, c, i)? else { return Ok(None) };
+    match response_from_spans(s, c, i, totals) {
+        Some(r) => Ok(Some(r)),
+        None => response_parsed(s, i, totals).map(Some),
+    }
+}
+
+/// [`response`] from the whole line.
+fn response_parsed(s: &Session, i: EntryIdx, totals: Totals) -> Result<Response, Unreadable> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Ids {
@@ -260,7 +268,30 @@ pub fn response(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Response>
         _ => format!("{}@{}", ids.uuid.unwrap_or_default(), ids.timestamp.unwrap_or_default()),
     };
     let copied = ids.request_session_id.is_some_and(|r| Some(&r) != ids.session_id.as_ref());
-    Ok(Some(Response { key, model, totals, copied }))
+    Ok(Response { key, model, totals, copied })
+}
+
+/// [`response`]'s answer from the index (the reply's `message.id`, the spans of its
+/// `requestId` and `model`) when the parse would read the same: the line is one serde_json
+/// reads, its ids are plain ([`super::ReplySpans::plain_ids`]), and it has a message id.
+/// `stats` asks this of every reply of every session, and the parse, which skips the
+/// reply's content string by string, was a third of it.
+fn response_from_spans(s: &Session, c: &Claude, i: EntryIdx, totals: Totals) -> Option<Response> {
+    let spans = c.lines[i.get()].reply.filter(|r| r.plain_ids)?;
+    let raw = s.raw_line(i);
+    crate::session::validate::serde_reads(raw)?;
+    let text = |span: Option<(u32, u32)>| -> Option<Option<String>> {
+        match span {
+            Some((a, b)) => serde_json::from_slice::<Option<String>>(raw.get(a as usize..b as usize)?).ok(),
+            None => Some(None),
+        }
+    };
+    let id = super::Texts::of(s).get(i.get(), &c.lines[i.get()].message_id)?.to_string();
+    let key = match text(spans.request_id)? {
+        Some(req) => format!("{id}:{req}"),
+        None => id,
+    };
+    Some(Response { key, model: text(spans.model)?, totals, copied: false })
 }
 
 fn reply_totals(model: Option<Value>, usage: Value) -> Totals {
@@ -273,6 +304,80 @@ fn reply_totals(model: Option<Value>, usage: Value) -> Totals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A response read from the index is the response read from the whole line, on every
+    /// reply of the corpus (each alone in a session) and on replies made to need the parse
+    /// (repeated or odd ids, a copy, a line serde_json refuses).
+    #[test]
+    fn a_response_from_the_index_is_the_response_from_the_line() {
+        let mut lines: Vec<String> = Vec::new();
+        for dir in ["testdata/claude-code-2.1.332", "testdata/claude-code-log"] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            let mut stack = vec![dir];
+            while let Some(d) = stack.pop() {
+                for f in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
+                    let path = f.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|e| e == "jsonl") {
+                        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+                        lines.extend(text.lines().filter(|l| l.contains("\"assistant\"")).map(str::to_string));
+                    }
+                }
+            }
+        }
+        let reply = |rest: &str| {
+            format!(
+                r#"{{"type":"assistant","uuid":"u1","parentUuid":null,"timestamp":"2026-01-01T00:00:00Z","sessionId":"s1",{rest}}}"#
+            )
+        };
+        let usage = r#""usage":{"input_tokens":3,"output_tokens":4}"#;
+        let made = [
+            reply(&format!(
+                r#""requestId":"r1","message":{{"id":"m1","role":"assistant","model":"claude-x",{usage}}}"#
+            )),
+            reply(&format!(r#""requestId":"r1","requestId":"r2","message":{{"id":"m1","role":"assistant",{usage}}}"#)),
+            reply(&format!(r#""requestId":7,"message":{{"id":"m1","role":"assistant",{usage}}}"#)),
+            reply(&format!(r#""message":{{"id":"m1","id":"m2","role":"assistant",{usage}}}"#)),
+            reply(&format!(r#""message":{{"id":null,"role":"assistant",{usage}}}"#)),
+            reply(&format!(r#""message":{{"id":"m\u0031","role":"assistant","model":"a\"b",{usage}}}"#)),
+            reply(&format!(r#""message":{{"id":"m1","role":"assistant","model":5,{usage}}}"#)),
+            reply(&format!(
+                r#""requestSessionId":"s0","requestId":"r1","message":{{"id":"m1","role":"assistant",{usage}}}"#
+            )),
+            reply(&format!(r#""requestSessionId":null,"message":{{"id":"m1","role":"assistant",{usage}}}"#)),
+            reply(&format!(r#""uuid":"u2","message":{{"id":"m1","role":"assistant",{usage}}}"#)),
+            reply(&format!(r#""message":{{"id":"m1","role":"assistant",{usage},"content":"\udc00"}}"#)),
+        ];
+        lines.extend(made);
+        let (mut fast, mut replies) = (0, 0);
+        let mut blocks = crate::session::walk::Blocks::default();
+        for l in &lines {
+            let source = crate::session::Source::from_bytes("t.jsonl", format!("{l}\n").into_bytes());
+            let Ok(session) = super::super::load::load(&source, &Default::default()) else { continue };
+            for i in session.entries.indices() {
+                let Ok(Some(answer)) = session.dialect().response(&session, i) else { continue };
+                replies += 1;
+                let parsed = response_parsed(&session, i, answer.totals).ok();
+                // Whether the index had the ids (else the answer was the parse's).
+                let mut head = super::super::load::Head::default();
+                let plain = super::super::scan::head(session.raw_line(i), &mut blocks, true, &mut head)
+                    .and(head.reply)
+                    .is_some_and(|r| r.plain_ids && head.message_id.as_deref().is_some());
+                if !plain {
+                    continue;
+                }
+                fast += 1;
+                let parsed = parsed.unwrap_or_else(|| panic!("read from the index, refused by the parse: {l:.300}"));
+                assert_eq!(
+                    (&answer.key, &answer.model, answer.copied),
+                    (&parsed.key, &parsed.model, parsed.copied),
+                    "{l:.300}"
+                );
+            }
+        }
+        assert!(replies > 100 && fast * 10 > replies * 9, "{fast} of {replies} replies read from the index");
+    }
 
     /// `leaves --help` states the table; it must be this one.
     #[test]

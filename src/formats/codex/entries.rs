@@ -229,7 +229,7 @@ pub fn is_reply(s: &Session, c: &Codex, i: EntryIdx) -> Option<bool> {
 
 /// [`is_reply`] of a response item's line.
 fn reply_walked(raw: &[u8]) -> Option<bool> {
-    super::whole_line(raw)?;
+    crate::session::validate::serde_reads(raw)?;
     // A string value without escapes (`Some(None)`: not a string; `None`: escaped).
     let text = |at: Option<usize>| -> Option<Option<&[u8]>> {
         match at.filter(|&at| raw[at] == b'"') {

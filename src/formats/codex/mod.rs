@@ -27,7 +27,6 @@ use crate::session::format::{model_of, Dialect, Fit, Format, FormatInfo, Respons
 use crate::session::projection::{convert_to_llm, Projection};
 use crate::session::rows::Rows;
 use crate::session::usage::Totals;
-use crate::session::validate::{validate, Verdict};
 use crate::session::write::Writer;
 use crate::session::{LoadError, Session, Source};
 
@@ -246,27 +245,6 @@ impl Codex {
         serde_json::from_slice(s.raw_line(i))
             .map_err(|e| Unreadable { skip: true, ..self.unreadable(s, i, e.to_string()) })
     }
-}
-
-/// `raw` as text when [`Codex::line`] reads it, that is, when serde_json takes it whole as
-/// a `Value`: one JSON value by the validator, UTF-8, and no `\uD800`–`\uDFFF` escape (serde_json
-/// refuses a lone surrogate, which the validator lets through as `JSON.parse` does).
-///
-/// Parsing a `Value` of a line builds every string and map in it, seven times the cost of
-/// skipping them. A reader that wants a few fields walks the line to them
-/// ([`crate::session::walk`]) when it passes this, and reads what the whole parse gives (a
-/// repeated key's last value, as a `Value` keeps it, or the line left to the parse); a line
-/// with an escaped key where it looks is parsed whole. The check matters because a walk
-/// skips the rest of the line unchecked, and a line that serde_json cannot read must fail as
-/// it always did.
-fn whole_line(raw: &[u8]) -> Option<&str> {
-    if !matches!(validate(raw), Verdict::Whole { .. }) {
-        return None;
-    }
-    let line = std::str::from_utf8(raw).ok()?;
-    let surrogate = memchr::memmem::find_iter(raw, b"\\u")
-        .any(|k| matches!(raw.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])));
-    (!surrogate).then_some(line)
 }
 
 impl Dialect for Codex {

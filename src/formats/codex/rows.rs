@@ -244,7 +244,7 @@ fn string_or_null_end(line: &str, at: usize) -> Result<usize, ()> {
 
 impl<'a> Walked<'a> {
     fn read(raw: &'a [u8]) -> Option<Walked<'a>> {
-        let line = super::whole_line(raw)?;
+        let line = crate::session::validate::serde_reads(raw)?;
         let b = raw;
         let mut w =
             Walked { line, role: None, call_id: None, content: None, summary: None, message: None, output: None };

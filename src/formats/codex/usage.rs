@@ -86,7 +86,7 @@ pub fn entry_usage(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Totals>
 /// object. `None`: a line that [`Codex::line`] would not read, or with an escaped key;
 /// it is parsed whole.
 fn usage_walked(raw: &[u8], kind: Kind) -> Option<Option<Value>> {
-    super::whole_line(raw)?;
+    crate::session::validate::serde_reads(raw)?;
     let path: &[&[u8]] = match kind {
         Kind::TokenRecord => &[b"payload", b"usage"],
         Kind::TokenCount => &[b"payload", b"info", b"last_token_usage"],
