@@ -62,6 +62,26 @@ pub enum Fit {
     Own,
 }
 
+/// [`Dialect::response`] by default (for a dialect that reads it faster and falls back).
+pub fn default_response<D: Dialect + ?Sized>(s: &Session, d: &D, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
+    let Some(totals) = d.usage(s, i)? else { return Ok(None) };
+    let v = d.entry(s, i)?;
+    let model = v.pointer("/message/model").and_then(Value::as_str).map(str::to_string);
+    let key = response_key(s, i, v.get("timestamp"), &totals);
+    Ok(Some(Response { key, model, totals, copied: d.place(s, i).is_some() }))
+}
+
+/// [`Dialect::response`]'s key by default: the entry's id, its `timestamp` (as JSON) and
+/// its tokens.
+pub fn response_key(s: &Session, i: EntryIdx, timestamp: Option<&Value>, totals: &Totals) -> String {
+    format!(
+        "{}\u{1f}{}\u{1f}{:?}",
+        s.id_str(i).unwrap_or_default(),
+        timestamp.map(Value::to_string).unwrap_or_default(),
+        (totals.input, totals.output, totals.cache_read, totals.cache_write, totals.cost)
+    )
+}
+
 /// How many bytes of a file sniffing looks at.
 pub const SNIFF_BYTES: usize = 64 << 10;
 
@@ -209,16 +229,7 @@ pub trait Dialect: Send + Sync {
     /// response. By default the entry's id and time (a pi fork or clone copies entries
     /// verbatim), and its tokens, since an 8-digit id alone can recur across sessions.
     fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
-        let Some(totals) = self.usage(s, i)? else { return Ok(None) };
-        let v = self.entry(s, i)?;
-        let model = v.pointer("/message/model").and_then(Value::as_str).map(str::to_string);
-        let key = format!(
-            "{}\u{1f}{}\u{1f}{:?}",
-            s.id_str(i).unwrap_or_default(),
-            v.get("timestamp").map(Value::to_string).unwrap_or_default(),
-            (totals.input, totals.output, totals.cache_read, totals.cache_write, totals.cost)
-        );
-        Ok(Some(Response { key, model, totals, copied: self.place(s, i).is_some() }))
+        default_response(s, self, i)
     }
 
     /// Writing into this format: forks, and entries appended to the file.

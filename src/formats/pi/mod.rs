@@ -23,7 +23,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::session::entry::{EntryIdx, LineNo};
-use crate::session::format::{Dialect, Fit, Format, FormatInfo, RowNeed, Unreadable, Unsupported};
+use crate::session::format::{Dialect, Fit, Format, FormatInfo, Response, RowNeed, Unreadable, Unsupported};
 use crate::session::projection::{convert_to_llm, Projection};
 use crate::session::rows::Rows;
 use crate::session::usage::Totals;
@@ -154,6 +154,10 @@ impl Dialect for Pi {
 
     fn usage(&self, s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {
         usage::entry_usage(s, i)
+    }
+
+    fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
+        usage::response(s, self, i)
     }
 
     fn writer(&self) -> Result<&dyn Writer, Unsupported> {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::session::entry::{EntryIdx, EntryType, Role};
-use crate::session::format::Unreadable;
+use crate::session::format::{default_response, response_key, Dialect, Response, Unreadable};
 use crate::session::usage::Totals;
 use crate::session::{js, Session};
 
@@ -26,26 +26,13 @@ struct UsageMessage {
 /// an assistant message's `usage`, a `usage` entry's, and the `usage` of a tool result,
 /// a compaction or a branch summary when they have one.
 pub fn entry_usage(s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {
-    let e = &s.entries[i];
-    let counts = matches!(
-        (e.kind, e.role),
-        (EntryType::Message, Role::Assistant | Role::ToolResult)
-            | (EntryType::Usage, _)
-            | (EntryType::Compaction, _)
-            | (EntryType::BranchSummary, _)
-    );
-    // An entry pisces cannot read adds nothing (loading reported it).
-    if !counts || e.unreadable {
+    if !may_count(s, i) {
         return Ok(None);
     }
     let line = s.raw_line(i);
-    // Most tool results carry no usage: skip them without parsing.
-    if e.role == Role::ToolResult && memchr::memmem::find(line, b"\"usage\"").is_none() {
-        return Ok(None);
-    }
     let usage = match serde_json::from_slice::<UsageFields>(line) {
         Ok(f) => {
-            if e.kind == EntryType::Message {
+            if s.entries[i].kind == EntryType::Message {
                 f.message.and_then(|m| m.usage)
             } else {
                 f.usage
@@ -58,6 +45,167 @@ pub fn entry_usage(s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadabl
             None
         }
     };
-    // pi: `if (!key || !usage) continue` (an assistant's usage is taken as it is).
-    Ok(usage.filter(|u| js::truthy(Some(u))).map(|u| Totals::from_usage(&u)))
+    Ok(counted(usage))
+}
+
+/// Whether entry `i` may add usage: its kind may carry it, pisces can read it, and (a tool
+/// result, which seldom has any) its line has a `usage` key.
+fn may_count(s: &Session, i: EntryIdx) -> bool {
+    let e = &s.entries[i];
+    let kind = matches!(
+        (e.kind, e.role),
+        (EntryType::Message, Role::Assistant | Role::ToolResult)
+            | (EntryType::Usage, _)
+            | (EntryType::Compaction, _)
+            | (EntryType::BranchSummary, _)
+    );
+    // An entry pisces cannot read adds nothing (loading reported it). Most tool results
+    // carry no usage: they are skipped without parsing.
+    kind && !e.unreadable && (e.role != Role::ToolResult || memchr::memmem::find(s.raw_line(i), b"\"usage\"").is_some())
+}
+
+/// The totals of a usage value, when pi counts it: `if (!key || !usage) continue` (an
+/// assistant's usage is taken as it is).
+fn counted(usage: Option<Value>) -> Option<Totals> {
+    usage.filter(|u| js::truthy(Some(u))).map(|u| Totals::from_usage(&u))
+}
+
+/// Entry `i`'s response for `pisces stats` ([`Dialect::response`]'s default: its usage,
+/// its id, `timestamp` and `message.model`), read in one parse that skips all else, where
+/// the default reads the usage and then builds the whole entry: `stats` asks it of every
+/// reply in every session, and building the entry was a third of its time. A line this
+/// parse refuses (a repeated key, what pi's own reading may take otherwise) is left to the
+/// default.
+pub fn response(s: &Session, d: &dyn Dialect, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
+    #[derive(Deserialize)]
+    struct Fields {
+        message: Option<Message>,
+        usage: Option<Value>,
+        // (`"timestamp": null` is `Some(Null)`, as the entry holds it and the key reads it.)
+        #[serde(default, deserialize_with = "present")]
+        timestamp: Option<Value>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        Value::deserialize(d).map(Some)
+    }
+    #[derive(Deserialize)]
+    struct Message {
+        usage: Option<Value>,
+        model: Option<Value>,
+    }
+    if !may_count(s, i) {
+        return Ok(None);
+    }
+    // The timestamp as the entry holds it: a string or null reads the same in pi's parse
+    // and in serde_json's; anything else is left to the default.
+    let fields = serde_json::from_slice::<Fields>(s.raw_line(i))
+        .ok()
+        .filter(|f| matches!(f.timestamp, None | Some(Value::Null | Value::String(_))));
+    let Some(Fields { message, usage, timestamp }) = fields else { return default_response(s, d, i) };
+    let (usage, model) = match message {
+        Some(m) if s.entries[i].kind == EntryType::Message => (m.usage, m.model),
+        Some(m) => (usage, m.model),
+        None => (usage, None),
+    };
+    let Some(totals) = counted(usage) else { return Ok(None) };
+    Ok(Some(Response {
+        key: response_key(s, i, timestamp.as_ref(), &totals),
+        model: model.as_ref().and_then(Value::as_str).map(str::to_string),
+        totals,
+        copied: d.place(s, i).is_some(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The response read in one parse is the default's (the usage, then the entry built
+    /// whole), on every entry of the pi corpora and on entries made to need the default
+    /// (repeated keys, an escaped key, a timestamp that is a number, a message that is
+    /// text, a lone surrogate) or to read as null.
+    #[test]
+    fn a_response_read_at_once_is_the_default_response() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        for dir in ["pi-1.6.0", "pi-0.73.1", "edge", "real"] {
+            for f in std::fs::read_dir(root.join(dir)).unwrap().map(Result::unwrap) {
+                let p = f.path();
+                if p.extension().is_some_and(|e| e == "jsonl") {
+                    files.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+        let usage = r#"{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{"total":0.5}}"#;
+        let made = [
+            format!(
+                r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{{"role":"assistant","model":"m","usage":{usage}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"a2","parentId":"a1","timestamp":"t","timestamp":"u","message":{{"role":"assistant","usage":{usage}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"a3","parentId":"a2","timestamp":17,"message":{{"role":"assistant","model":"m","usage":{usage}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"a4","parentId":"a3","timestamp":"t","message":{{"role":"assistant","model":"m","model":"n","usage":{usage}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"a5","parentId":"a4","timestamp":"t","message":{{"role":"assistant","model":7,"usage":{usage}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"usage","id":"a6","parentId":"a5","timestamp":"t","usage":{usage},"message":{{"model":"m"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"compaction","id":"a7","parentId":"a6","timestamp":"t","summary":"s","firstKeptEntryId":"a1","tokensBefore":1,"usage":{usage}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"a8","parentId":"a7","timestamp":"t\u00e9","message":{{"role":"toolResult","toolCallId":"c","content":[],"usage":{usage}}}}}"#
+            ),
+            r#"{"type":"message","id":"a9","parentId":"a8","timestamp":"t","message":{"role":"assistant","usage":0}}"#.to_string(),
+            format!(
+                r#"{{"type":"message","id":"b1","parentId":"a9","timestamp":null,"message":{{"role":"assistant","model":null,"usage":{usage}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"b2","parentId":"b1","message":{{"role":"assistant","usage":{usage},"usage":{usage}}}}}"#
+            ),
+            format!(r#"{{"type":"usage","id":"b3","parentId":"b2","timestamp":"t","usage":{usage},"usage":null}}"#),
+            format!(
+                r#"{{"type":"message","id":"b4","parentId":"b3","timestamp":"t","message":{{"role":"assistant","us\u0061ge":{usage}}}}}"#
+            ),
+            format!(r#"{{"type":"usage","id":"b5","parentId":"b4","timestamp":"t","message":null,"usage":{usage}}}"#),
+            format!(r#"{{"type":"usage","id":"b6","parentId":"b5","timestamp":"t","message":"text","usage":{usage}}}"#),
+            r#"{"type":"message","id":"b7","parentId":"b6","timestamp":"t","message":{"role":"assistant","usage":null}}"#.to_string(),
+            format!(
+                r#"{{"type":"message","id":"b8","parentId":"b7","timestamp":"t","message":{{"role":"assistant","usage":{usage}}},"message":{{"role":"assistant"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"message","id":"b9","parentId":"b8","timestamp":"t\ud800","message":{{"role":"assistant","usage":{usage}}}}}"#
+            ),
+        ];
+        files.push(("made.jsonl".into(), format!("{header}\n{}\n", made.join("\n")).into_bytes()));
+        let (mut responses, mut at_once) = (0, 0);
+        for (name, bytes) in files {
+            let source = crate::session::Source::from_bytes(&name, bytes);
+            let Ok(session) = super::super::load::load(&source, &Default::default()) else { continue };
+            let d = session.dialect();
+            for i in session.entries.indices() {
+                let fast = response(&session, d, i).map_err(|e| e.to_string());
+                let slow = default_response(&session, d, i).map_err(|e| e.to_string());
+                let show = |r: &Result<Option<Response>, String>| match r {
+                    Ok(r) => {
+                        format!("{:?}", r.as_ref().map(|r| (&r.key, &r.model, r.copied, format!("{:?}", r.totals))))
+                    }
+                    Err(e) => e.clone(),
+                };
+                assert_eq!(show(&fast), show(&slow), "{name}, entry {}", i.get());
+                responses += usize::from(matches!(slow, Ok(Some(_))));
+                at_once += usize::from(
+                    matches!(slow, Ok(Some(_))) && serde_json::from_slice::<Value>(session.raw_line(i)).is_ok(),
+                );
+            }
+        }
+        assert!(responses > 50 && at_once > 50, "{responses} responses, {at_once} read at once");
+    }
 }
