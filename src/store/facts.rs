@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
 use super::cache::{Cache, Cached};
-use super::summary::{summarize, Summary};
+use super::summary::{summarize, summarize_with, Summary, Usages};
 use super::Where;
 use crate::session::entry::{EntryIdx, EntryType};
 use crate::session::format::{Format, Unreadable};
@@ -62,12 +62,15 @@ pub struct Need {
 /// The facts of a loaded session, named `name`.
 pub fn of(s: &Session, name: String, need: Need) -> Result<Facts, Unreadable> {
     let d = s.dialect();
-    let summary = summarize(s, name)?;
     let mut records = Vec::new();
     let mut key_of = HashMap::new();
-    if need.records || need.tips {
-        add_records(s, 0, &mut records, &mut key_of)?;
-    }
+    let summary = if need.records || need.tips {
+        let mut usages = Usages::new();
+        add_records(s, 0, &mut records, &mut key_of, &mut usages)?;
+        summarize_with(s, name, Some(&usages))?
+    } else {
+        summarize(s, name)?
+    };
     let tips = need.tips.then(|| {
         s.leaves()
             .into_iter()
@@ -93,12 +96,14 @@ fn add_records(
     from: usize,
     records: &mut Vec<Record>,
     key_of: &mut HashMap<EntryIdx, u128>,
+    usages: &mut Usages,
 ) -> Result<(), Unreadable> {
     let d = s.dialect();
     for i in s.entries.indices().skip(from) {
         if let Some(r) = d.response(s, i)? {
             let key = hash128(s.format().name, &r.key);
             key_of.insert(i, key);
+            usages.insert(i, r.totals);
             records.push(Record {
                 key,
                 time: s.time(i),
@@ -129,7 +134,7 @@ fn extended(s: &Session, old: &Facts, covered: u64, name: String, need: Need) ->
     let summary = super::summary::extend(s, &old.summary, from, name)?;
     let mut records = if need.records { old.records.clone() } else { Vec::new() };
     if need.records {
-        add_records(s, from, &mut records, &mut HashMap::new())?;
+        add_records(s, from, &mut records, &mut HashMap::new(), &mut Usages::new())?;
     }
     Ok(Some(Facts { summary, records, tips: None }))
 }

@@ -46,6 +46,13 @@ pub struct Summary {
 
 /// The summary of a loaded session, named `name`.
 pub fn summarize(s: &Session, name: String) -> Result<Summary, Unreadable> {
+    summarize_with(s, name, None)
+}
+
+/// [`summarize`], with each entry's usage read already (`stats` reads every response, whose
+/// totals are its entry's usage: `Dialect::response`), so that no line is read twice for
+/// it.
+pub fn summarize_with(s: &Session, name: String, usage: Option<&Usages>) -> Result<Summary, Unreadable> {
     let mut sum = Summary {
         agent: s.format().agent,
         format: s.format().name,
@@ -61,10 +68,13 @@ pub fn summarize(s: &Session, name: String) -> Result<Summary, Unreadable> {
         ..Summary::default()
     };
     let (mut models, mut first_prompt) = (BTreeSet::new(), None);
-    add_entries(s, 0, &mut sum, &mut models, &mut first_prompt)?;
+    add_entries(s, 0, &mut sum, &mut models, &mut first_prompt, usage)?;
     finish(s, &mut sum, models, first_prompt);
     Ok(sum)
 }
+
+/// Each entry's usage, for the entries that have some (every other entry has none).
+pub type Usages = HashMap<crate::session::EntryIdx, Totals>;
 
 /// The summary of `s` from `old`, the summary of its first `from` entries (as
 /// [`summarize`] made it of a session that held only those), and the entries after them.
@@ -75,7 +85,7 @@ pub fn extend(s: &Session, old: &Summary, from: usize, name: String) -> Result<S
     let mut models: BTreeSet<String> = old.models.iter().cloned().collect();
     // The first prompt, if the old title was it (the session has no name of its own).
     let mut first_prompt = if s.title.is_none() { old.title.clone() } else { None };
-    add_entries(s, from, &mut sum, &mut models, &mut first_prompt)?;
+    add_entries(s, from, &mut sum, &mut models, &mut first_prompt, None)?;
     finish(s, &mut sum, models, first_prompt);
     Ok(sum)
 }
@@ -88,6 +98,7 @@ fn add_entries(
     sum: &mut Summary,
     models: &mut BTreeSet<String>,
     first_prompt: &mut Option<String>,
+    usage: Option<&Usages>,
 ) -> Result<(), Unreadable> {
     let d = s.dialect();
     for i in s.entries.indices().skip(from) {
@@ -100,7 +111,11 @@ fn add_entries(
             sum.started = Some(sum.started.map_or(t, |m: f64| m.min(t)));
             sum.last_active = Some(sum.last_active.map_or(t, |m: f64| m.max(t)));
         }
-        if let Some(u) = d.usage(s, i)? {
+        let read = match usage {
+            Some(known) => known.get(&i).copied(),
+            None => d.usage(s, i)?,
+        };
+        if let Some(u) = read {
             sum.totals.add(&u);
         }
         let e = &s.entries[i];
