@@ -227,8 +227,9 @@ pub trait Dialect: Send + Sync {
     /// The model response entry `i` records, as `pisces stats` counts it across sessions:
     /// [`Dialect::usage`] with a key that is the same wherever a fork or a copy carries the
     /// response. Its totals must be `usage`'s, and it must be `None` exactly when `usage` is:
-    /// `stats` sums a session's own usage from them (`store::facts::of`). By default the entry's id and time (a pi fork or clone copies entries
-    /// verbatim), and its tokens, since an 8-digit id alone can recur across sessions.
+    /// `stats` sums a session's own usage from them (`store::facts::of`). By default the
+    /// entry's id and time (a pi fork or clone copies entries verbatim), and its tokens,
+    /// since an 8-digit id alone can recur across sessions.
     fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
         default_response(s, self, i)
     }
