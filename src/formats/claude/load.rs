@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{Claude, Line, ReplySpans, Texts};
+use super::{At, Claude, Line, ReplySpans, Texts};
 use crate::session::entry::{EntryMeta, EntryType, LineNo, Owned, Role, StrRef};
 use crate::session::index::{ChildOrder, Header, Parts};
 use crate::session::validate::{validate, Verdict};
@@ -136,7 +136,7 @@ pub(super) struct Head<'a> {
     /// Where the `timestamp` value is, when the line has one such key (filled by
     /// `scan::head`).
     #[serde(skip)]
-    pub time: Option<(u32, u32)>,
+    pub time: At,
 }
 
 /// What the index reads of a line's `message`.

@@ -119,18 +119,40 @@ pub struct Line {
     /// usage is read without parsing the line; `None` when the index did not find them so
     /// (the line is parsed then).
     pub reply: Option<ReplySpans>,
-    /// Where the line's `timestamp` value is; `None`: read from the whole line.
-    pub time: Option<(u32, u32)>,
+    /// Where the line's `timestamp` value is; none: read from the whole line.
+    pub time: At,
+}
+
+/// Where a value the index found starts in its line (0: none; no value starts a line).
+/// Four bytes where a range took twelve: a large file has tens of thousands of lines, and
+/// the value's end is found again, in a few bytes, when it is read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct At(u32);
+
+impl At {
+    pub const NONE: At = At(0);
+
+    /// `at` in a line of `len` bytes (none past 4 GiB).
+    pub fn new(at: usize) -> At {
+        At(u32::try_from(at).unwrap_or(0))
+    }
+
+    /// The value's bytes in `line`: `None` when there is none, `Some(None)` when it does
+    /// not end (then the line is left to the parse).
+    pub fn value(self, line: &[u8]) -> Option<Option<&[u8]>> {
+        let at = self.0 as usize;
+        (at > 0).then(|| crate::session::walk::value_end(line, at).and_then(|end| line.get(at..end)))
+    }
 }
 
 /// Byte ranges in a line of its `message.model` and `message.usage` values, each when it
 /// is there once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReplySpans {
-    pub model: Option<(u32, u32)>,
-    pub usage: Option<(u32, u32)>,
+    pub model: At,
+    pub usage: At,
     /// Where `requestId`'s value is, when it is a string.
-    pub request_id: Option<(u32, u32)>,
+    pub request_id: At,
     /// The keys `stats` reads a response's ids from (`uuid`, `timestamp`, `sessionId`,
     /// `requestId`, `requestSessionId`; `message.id`, `message.model`) are each there at
     /// most once, each a string or null, and `requestSessionId` is not a string: a parse of
@@ -324,7 +346,7 @@ impl Dialect for Claude {
     /// Read at the `timestamp` value the index found, else from the whole line.
     fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
         let raw = s.raw_line(i);
-        match self.lines[i.get()].time.and_then(|(a, b)| raw.get(a as usize..b as usize)) {
+        match self.lines[i.get()].time.value(raw).flatten() {
             Some(v) => serde_json::from_slice::<load::Str>(v).ok()?.0.and_then(|t| crate::session::js::parse_date(&t)),
             None => entries::line_time(raw),
         }
@@ -357,8 +379,8 @@ impl Dialect for Claude {
     /// `message.model` read where the index found it (the entry's `model` is that value).
     fn model(&self, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
         let assistant = s.entries[i].role == crate::session::Role::Assistant;
-        let at = self.lines[i.get()].reply.filter(|_| assistant).and_then(|r| r.model);
-        let raw = at.and_then(|(a, b)| s.raw_line(i).get(a as usize..b as usize));
+        let at = self.lines[i.get()].reply.filter(|_| assistant).map_or(At::NONE, |r| r.model);
+        let raw = at.value(s.raw_line(i)).flatten();
         if let Some(Ok(m)) = raw.map(serde_json::from_slice::<load::Str>) {
             return Ok(m.0.map(std::borrow::Cow::into_owned));
         }

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::session::walk::{skip_ws, Blocks, Structure};
 
 use super::load::{Head, MessageHead, Str};
-use super::ReplySpans;
+use super::{At, ReplySpans};
 
 /// Calls `f(key, value bytes)` for each member of the object at `i`; the end of the object.
 fn members<'a>(
@@ -159,7 +159,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
     // `message.model` and `message.usage` where each is once in the only `message`.
     let mut messages = 0;
     let (mut models, mut usages, mut spans) = (0, 0, ReplySpans::default());
-    let (mut times, mut time) = (0, None);
+    let (mut times, mut time) = (0, At::NONE);
     let mut ids = IdKeys::default();
     members_at(st, line, 0, |k, at| {
         if k == b"message" {
@@ -175,7 +175,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
                 }
                 _ => {
                     let end = st.value_end(mat)?;
-                    let span = Some((mat as u32, end as u32));
+                    let span = At::new(mat);
                     match mk {
                         b"id" => {
                             ids.see(IdKeys::MESSAGE_ID, &line[mat..end]);
@@ -225,7 +225,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
             b"requestId" => {
                 ids.see(IdKeys::REQUEST_ID, v);
                 if v.first() == Some(&b'"') {
-                    spans.request_id = Some((at as u32, end as u32));
+                    spans.request_id = At::new(at);
                 }
             }
             // (A copy names the session that made the request: the parse compares the two.)
@@ -234,7 +234,7 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
             b"version" if header => h.version = string(v)?,
             b"timestamp" => {
                 ids.see(IdKeys::TIMESTAMP, v);
-                (times, time) = (times + 1, Some((at as u32, end as u32)));
+                (times, time) = (times + 1, At::new(at));
             }
             b"subtype" => h.subtype = string(v)?,
             b"leafUuid" => h.leaf_uuid = string(v)?,
@@ -301,7 +301,7 @@ mod tests {
                 slow.attachment.and_then(|a| serde_json::from_str(a.get()).ok());
             assert_eq!(fast.attachment_type.as_deref(), attachment.as_ref().and_then(|a| a.ty.as_deref()), "{line}");
             // The time read at the span is the time read of the whole line.
-            let at = fast.time.map(|(a, b)| &line.as_bytes()[a as usize..b as usize]);
+            let at = fast.time.value(line.as_bytes()).map(Option::unwrap);
             let quick = at.and_then(|v| {
                 serde_json::from_slice::<Str>(v).ok()?.0.and_then(|t| crate::session::js::parse_date(&t))
             });

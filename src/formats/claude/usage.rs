@@ -196,7 +196,7 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
     // The model and the usage where the index found them, else from the whole line.
     if let Some(spans) = c.lines[i.get()].reply {
         let raw = s.raw_line(i);
-        let bytes = |span: Option<(u32, u32)>| span.map(|(a, b)| raw.get(a as usize..b as usize));
+        let bytes = |at: super::At| at.value(raw);
         let model = match bytes(spans.model) {
             Some(Some(v)) => serde_json::from_slice::<Str>(v).ok(),
             Some(None) => None,
@@ -280,9 +280,9 @@ fn response_from_spans(s: &Session, c: &Claude, i: EntryIdx, totals: Totals) -> 
     let spans = c.lines[i.get()].reply.filter(|r| r.plain_ids)?;
     let raw = s.raw_line(i);
     crate::session::validate::serde_reads(raw)?;
-    let text = |span: Option<(u32, u32)>| -> Option<Option<String>> {
-        match span {
-            Some((a, b)) => serde_json::from_slice::<Option<String>>(raw.get(a as usize..b as usize)?).ok(),
+    let text = |at: super::At| -> Option<Option<String>> {
+        match at.value(raw) {
+            Some(v) => serde_json::from_slice::<Option<String>>(v?).ok(),
             None => Some(None),
         }
     };
