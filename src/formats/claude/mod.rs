@@ -123,6 +123,9 @@ pub struct Line {
     pub time: At,
 }
 
+// (A line's record stays small: it is kept for every line of a file.)
+const _: () = assert!(std::mem::size_of::<Line>() <= 48);
+
 /// Where a value the index found starts in its line (0: none; no value starts a line).
 /// Four bytes where a range took twelve: a large file has tens of thousands of lines, and
 /// the value's end is found again, in a few bytes, when it is read.
