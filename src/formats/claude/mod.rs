@@ -135,7 +135,7 @@ pub struct At(u32);
 impl At {
     pub const NONE: At = At(0);
 
-    /// `at` in a line of `len` bytes (none past 4 GiB).
+    /// The place `at` in a line (none past 4 GiB).
     pub fn new(at: usize) -> At {
         At(u32::try_from(at).unwrap_or(0))
     }
@@ -148,8 +148,8 @@ impl At {
     }
 }
 
-/// Byte ranges in a line of its `message.model` and `message.usage` values, each when it
-/// is there once.
+/// Where a reply line's `message.model` and `message.usage` values start, each when it is
+/// there once, and its `requestId`'s.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReplySpans {
     pub model: At,
@@ -158,8 +158,8 @@ pub struct ReplySpans {
     pub request_id: At,
     /// The keys `stats` reads a response's ids from (`uuid`, `timestamp`, `sessionId`,
     /// `requestId`, `requestSessionId`; `message.id`, `message.model`) are each there at
-    /// most once, each a string or null, and `requestSessionId` is not a string: a parse of
-    /// the line (`usage::response`) would read no more than the spans and the index say.
+    /// most once, each a string or null, and `requestSessionId` is null or absent: a parse
+    /// of the line (`usage::response`) would read no more than the spans and the index say.
     pub plain_ids: bool,
 }
 

@@ -122,7 +122,8 @@ fn tool_results(st: &Structure, v: &[u8], i: usize) -> Option<(usize, bool, bool
 }
 
 /// The keys `stats` reads a reply's ids from (see `ReplySpans::plain_ids`): how often each
-/// was seen, and whether a value was neither a string nor null (`odd`).
+/// was seen, and whether one was not as the spans read it (`odd`: a value neither a string
+/// nor null, or a `requestSessionId`).
 #[derive(Default)]
 struct IdKeys {
     seen: [u8; 7],
@@ -228,8 +229,11 @@ pub fn head<'a>(line: &'a [u8], blocks: &mut Blocks, header: bool, h: &mut Head<
                     spans.request_id = At::new(at);
                 }
             }
-            // (A copy names the session that made the request: the parse compares the two.)
-            b"requestSessionId" => ids.see(IdKeys::REQUEST_SESSION_ID, if v == b"null" { v } else { b"{}" }),
+            b"requestSessionId" => {
+                ids.see(IdKeys::REQUEST_SESSION_ID, v);
+                // A copy names the session that made the request: the parse compares the two.
+                ids.odd |= v != b"null";
+            }
             b"cwd" if header => h.cwd = string(v)?,
             b"version" if header => h.version = string(v)?,
             b"timestamp" => {
