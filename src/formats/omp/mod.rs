@@ -242,6 +242,10 @@ impl Dialect for Omp {
         usage::entry_usage(s, i)
     }
 
+    fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<crate::session::format::Response>, Unreadable> {
+        usage::response(s, self, i)
+    }
+
     fn writer(&self) -> Result<&dyn Writer, Unsupported> {
         Ok(self)
     }
