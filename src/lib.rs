@@ -9,6 +9,8 @@
 
 pub mod agent;
 pub mod cli;
+#[cfg(test)]
+mod corpus;
 pub mod diff;
 pub mod env;
 pub mod exit;

@@ -311,20 +311,9 @@ mod tests {
     #[test]
     fn a_response_from_the_index_is_the_response_from_the_line() {
         let mut lines: Vec<String> = Vec::new();
-        for dir in ["testdata/claude-code-2.1.332", "testdata/claude-code-log"] {
-            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
-            let mut stack = vec![dir];
-            while let Some(d) = stack.pop() {
-                for f in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
-                    let path = f.path();
-                    if path.is_dir() {
-                        stack.push(path);
-                    } else if path.extension().is_some_and(|e| e == "jsonl") {
-                        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-                        lines.extend(text.lines().filter(|l| l.contains("\"assistant\"")).map(str::to_string));
-                    }
-                }
-            }
+        for path in crate::corpus::jsonl_files(&["claude-code-2.1.332", "claude-code-log"]) {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            lines.extend(text.lines().filter(|l| l.contains("\"assistant\"")).map(str::to_string));
         }
         let reply = |rest: &str| {
             format!(

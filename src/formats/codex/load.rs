@@ -682,18 +682,9 @@ mod tests {
             let t: T = serde_json::from_slice(raw).ok()?;
             crate::session::js::parse_date(t.timestamp.as_deref()?)
         };
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
         let mut lines: Vec<Vec<u8>> = Vec::new();
-        let mut stack = vec![root.join("codex-0.171.0"), root.join("codex-older")];
-        while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
-                    lines.extend(std::fs::read(&p).unwrap().split(|&b| b == b'\n').map(<[u8]>::to_vec));
-                }
-            }
+        for p in crate::corpus::jsonl_files(&["codex-0.171.0", "codex-older"]) {
+            lines.extend(std::fs::read(&p).unwrap().split(|&b| b == b'\n').map(<[u8]>::to_vec));
         }
         assert!(lines.len() > 500, "the corpora: {} lines", lines.len());
         let tricky = [

@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::pi::load::{load_as, load_kept, Flavor};
 use super::pi::{self, Pi};
 use crate::session::entry::{EntryIdx, LineNo};
-use crate::session::format::{Dialect, Fit, Format, FormatInfo, RowNeed, Unreadable, Unsupported};
+use crate::session::format::{Dialect, Fit, Format, FormatInfo, Response, RowNeed, Unreadable, Unsupported};
 use crate::session::projection::Projection;
 use crate::session::rows::Rows;
 use crate::session::usage::Totals;
@@ -242,7 +242,7 @@ impl Dialect for Omp {
         usage::entry_usage(s, i)
     }
 
-    fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<crate::session::format::Response>, Unreadable> {
+    fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
         usage::response(s, self, i)
     }
 

@@ -67,34 +67,22 @@ mod tests {
     /// corpus.
     #[test]
     fn a_response_from_one_parse_is_the_default_response() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/omp-18.2.3");
-        let (mut stack, mut responses) = (vec![root], 0);
-        while let Some(d) = stack.pop() {
-            for f in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
-                let p = f.path();
-                if p.is_dir() {
-                    stack.push(p);
-                    continue;
-                }
-                if p.extension().is_none_or(|e| e != "jsonl") {
-                    continue;
-                }
-                let source = crate::session::Source::open(&p).unwrap();
-                let Ok(session) = crate::session::open::load(&source, &[&super::super::OMP], &Default::default())
-                else {
-                    continue;
+        let mut responses = 0;
+        for p in crate::corpus::jsonl_files(&["omp-18.2.3"]) {
+            let source = crate::session::Source::open(&p).unwrap();
+            let Ok(session) = crate::session::open::load(&source, &[&super::super::OMP], &Default::default()) else {
+                continue;
+            };
+            let d = session.dialect();
+            for i in session.entries.indices() {
+                let show = |r: Result<Option<Response>, Unreadable>| match r {
+                    Ok(r) => format!("{:?}", r.map(|r| (r.key, r.model, r.copied, format!("{:?}", r.totals)))),
+                    Err(e) => e.to_string(),
                 };
-                let d = session.dialect();
-                for i in session.entries.indices() {
-                    let show = |r: Result<Option<Response>, Unreadable>| match r {
-                        Ok(r) => format!("{:?}", r.map(|r| (r.key, r.model, r.copied, format!("{:?}", r.totals)))),
-                        Err(e) => e.to_string(),
-                    };
-                    let (once, default) =
-                        (response(&session, d, i), crate::session::format::default_response(&session, d, i));
-                    responses += usize::from(matches!(default, Ok(Some(_))));
-                    assert_eq!(show(once), show(default), "{}, entry {}", p.display(), i.get());
-                }
+                let (once, default) =
+                    (response(&session, d, i), crate::session::format::default_response(&session, d, i));
+                responses += usize::from(matches!(default, Ok(Some(_))));
+                assert_eq!(show(once), show(default), "{}, entry {}", p.display(), i.get());
             }
         }
         assert!(responses > 10, "{responses} responses");
