@@ -264,6 +264,29 @@ impl Owned {
         StrRef::owned(self.ends.len() - 1)
     }
 
+    /// Adds `head`'s strings then `n` in decimal: a loader's made-up names (`9cac33b1d38d:29`),
+    /// tens of thousands of them, where `fmt`'s machinery showed in the time.
+    pub fn push_numbered(&mut self, head: &[&str], n: u64) -> StrRef {
+        for h in head {
+            self.text.push_str(h);
+        }
+        let mut digits = [0u8; 20];
+        let mut k = digits.len();
+        let mut n = n;
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        // Only ASCII digits were written.
+        self.text.push_str(std::str::from_utf8(&digits[k..]).unwrap_or_default());
+        self.ends.push(self.text.len());
+        StrRef::owned(self.ends.len() - 1)
+    }
+
     /// The `k`-th string.
     pub fn get(&self, k: usize) -> Option<&str> {
         let end = *self.ends.get(k)?;
@@ -570,5 +593,27 @@ impl std::ops::Index<EntryIdx> for Entries {
 impl std::ops::IndexMut<EntryIdx> for Entries {
     fn index_mut(&mut self, i: EntryIdx) -> &mut EntryMeta {
         &mut self.0[i.get()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Owned;
+
+    #[test]
+    fn a_numbered_name_is_the_formatted_one() {
+        let mut owned = Owned::default();
+        let cases: [(&[&str], u64); 5] = [
+            (&["9cac33b1d38d", ":"], 29),
+            (&["9cac33b1d38d", ":L"], 0),
+            (&["L"], 7),
+            (&[], u64::MAX),
+            (&["a", "", "b"], 1000),
+        ];
+        for (k, (head, n)) in cases.into_iter().enumerate() {
+            assert!(owned.push_numbered(head, n) == super::StrRef::owned(k));
+            let want = format!("{}{n}", head.concat());
+            assert_eq!(owned.get(k), Some(want.as_str()));
+        }
     }
 }

@@ -40,6 +40,15 @@ pub fn sent(item: &Value) -> Value {
     }
 }
 
+/// [`sent`] of an item that is not needed after: the item itself, less the key.
+fn into_sent(mut item: Value) -> Value {
+    if let Value::Object(m) = &mut item {
+        // (The same removal as `sent`'s, so that the keys keep the same order.)
+        m.remove(PASSTHROUGH);
+    }
+    item
+}
+
 /// The item of a response-item line: its `payload`, or (older rollouts) the line itself.
 pub fn item_of(line: &Value) -> &Value {
     match line.get("payload") {
@@ -51,10 +60,29 @@ pub fn item_of(line: &Value) -> &Value {
 /// The item a line adds to the conversation: a response item, or (a thread written as
 /// events only) a user or agent message event as the message it stands for.
 pub fn conversation_item(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Option<Value> {
-    let kind = c.items[i.get()].kind;
-    if kind.is_item() {
+    if c.items[i.get()].kind.is_item() {
         return Some(item_of(line).clone());
     }
+    event_item(s, c, i, line)
+}
+
+/// [`conversation_item`] of a line that is not needed after: a response item is moved out
+/// of it, not copied (a projection reads hundreds of them, some large).
+fn take_conversation_item(s: &Session, c: &Codex, i: EntryIdx, mut line: Value) -> Option<Value> {
+    if !c.items[i.get()].kind.is_item() {
+        return event_item(s, c, i, &line);
+    }
+    if line.get("type").and_then(Value::as_str) == Some("response_item") {
+        if let Some(p) = line.get_mut("payload") {
+            return Some(p.take());
+        }
+    }
+    Some(line)
+}
+
+/// The message a user or agent message event stands for (a thread written as events only).
+fn event_item(s: &Session, c: &Codex, i: EntryIdx, line: &Value) -> Option<Value> {
+    let kind = c.items[i.get()].kind;
     if s.entries[i].kind != EntryType::Message {
         return None;
     }
@@ -129,9 +157,10 @@ pub fn project(s: &Session, c: &Codex, leaf: Option<EntryIdx>) -> Result<Project
             projected.push(ProjectedEntry { entry: i, messages: 0..messages.len(), edit: None });
             continue;
         }
-        let Some(item) = conversation_item(s, c, i, &line) else { continue };
-        input.push(sent(&item));
-        messages.extend(entries::message_of(&item, entries::time_of(&line), &mut names, c.model(i)));
+        let time = entries::time_of(&line);
+        let Some(item) = take_conversation_item(s, c, i, line) else { continue };
+        messages.extend(entries::message_of(&item, time, &mut names, c.model(i)));
+        input.push(into_sent(item));
         projected.push(ProjectedEntry { entry: i, messages: start..messages.len(), edit: None });
     }
     answer_unanswered(&mut input);

@@ -283,14 +283,14 @@ fn scan_line(raw: &[u8], start: usize, line: LineNo, thread: u32) -> Result<Scan
     Ok(Scanned { meta: EntryMeta::new(start, raw.len(), line, etype, role), item, id })
 }
 
-/// The name of a line without an id: the random tail of its thread's id and its ordinal
-/// (`9cac33b1d38d:29`), or its line in the file (`9cac33b1d38d:L12`, `L12` without a thread).
-fn synthetic_id(owned: &mut Owned, thread: Option<&str>, ordinal: Option<u64>, own_line: u32) -> StrRef {
-    let tail = thread.map(|t| t.rsplit('-').next().unwrap_or(t));
+/// The name of a line without an id: the random tail of its thread's id (`tail`, the id's
+/// last group) and its ordinal (`9cac33b1d38d:29`), or its line in the file
+/// (`9cac33b1d38d:L12`, `L12` without a thread).
+fn synthetic_id(owned: &mut Owned, tail: Option<&str>, ordinal: Option<u64>, own_line: u32) -> StrRef {
     match (tail, ordinal) {
-        (Some(t), Some(o)) => owned.push_fmt(format_args!("{t}:{o}")),
-        (Some(t), None) => owned.push_fmt(format_args!("{t}:L{own_line}")),
-        (None, _) => owned.push_fmt(format_args!("L{own_line}")),
+        (Some(t), Some(o)) => owned.push_numbered(&[t, ":"], o),
+        (Some(t), None) => owned.push_numbered(&[t, ":L"], own_line.into()),
+        (None, _) => owned.push_numbered(&["L"], own_line.into()),
     }
 }
 
@@ -460,6 +460,8 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
             None
         };
         let tid = parts_ids[t].as_deref();
+        // The last group of the thread id, which names the file's lines without an id.
+        let tail = tid.map(|t| t.rsplit('-').next().unwrap_or(t));
         let chunks: Vec<Chunk> = match split {
             Some(mid) if mid < bytes.len() => std::thread::scope(|sc| {
                 let second =
@@ -484,7 +486,7 @@ pub fn load<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, validate: Valida
                 if m.id.is_none() {
                     m.id = match copied.next_if(|(at, _)| *at as usize == k) {
                         Some((_, id)) => owned.push(id),
-                        None => synthetic_id(&mut owned, tid, it.ordinal, own),
+                        None => synthetic_id(&mut owned, tail, it.ordinal, own),
                     };
                 }
             }
