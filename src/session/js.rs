@@ -195,13 +195,21 @@ pub fn iso_string(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let rest = ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3_600_000,
-        rest / 60_000 % 60,
-        rest / 1000 % 60,
-        rest % 1000
-    )
+    let (h, min, sec, milli) = (rest / 3_600_000, rest / 60_000 % 60, rest / 1000 % 60, rest % 1000);
+    if !(0..=9999).contains(&y) {
+        return format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{sec:02}.{milli:03}Z");
+    }
+    // Digit by digit: `ls` writes two times a session, and `format!` showed in its time.
+    let mut out = *b"0000-00-00T00:00:00.000Z";
+    for (at, width, v) in [(0, 4, y), (5, 2, m), (8, 2, d), (11, 2, h), (14, 2, min), (17, 2, sec), (20, 3, milli)] {
+        let mut v = v;
+        for k in (at..at + width).rev() {
+            out[k] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    }
+    // Only ASCII was written.
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// (year, month, day) of a day number since 1970-01-01 (Howard Hinnant's algorithm).
@@ -534,6 +542,28 @@ mod tests {
             assert_eq!(parse_date(&iso_string(ms)), Some(ms as f64), "{}", iso_string(ms));
         }
         assert_eq!(iso_string(1_795_979_908_239), "2026-11-29T19:18:28.239Z");
+    }
+
+    #[test]
+    fn iso_strings_digit_by_digit_are_the_formatted_ones() {
+        let formatted = |ms: i64| {
+            let rest = ms.rem_euclid(86_400_000);
+            let (y, m, d) = civil_from_days(ms.div_euclid(86_400_000));
+            let (h, min, s, milli) = (rest / 3_600_000, rest / 60_000 % 60, rest / 1000 % 60, rest % 1000);
+            format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z")
+        };
+        // From the first moment of year 0 to the first of year 10000, and a year either side.
+        let (first, last) = (-62_167_219_200_000i64, 253_402_300_800_000i64);
+        let mut ms = first - 86_400_000 * 400;
+        while ms < last + 86_400_000 * 400 {
+            assert_eq!(iso_string(ms), formatted(ms));
+            ms += 7_919_993_101;
+        }
+        for ms in [first, first - 1, last - 1, last, 0, -1] {
+            assert_eq!(iso_string(ms), formatted(ms));
+        }
+        assert_eq!(iso_string(first), "0000-01-01T00:00:00.000Z");
+        assert_eq!(iso_string(last - 1), "9999-12-31T23:59:59.999Z");
     }
 
     #[test]

@@ -97,7 +97,12 @@ impl FileKey {
 /// whose sessions read other files of the store.
 pub fn listing_stamp<'a>(paths: impl Iterator<Item = &'a Path>) -> u64 {
     let mut names: Vec<&Path> = paths.collect();
-    names.sort();
+    // In the paths' own order (component by component), which for paths without empty or
+    // `.` components is their bytes' order with each `/` read as a byte below any other
+    // (comparing components showed in the time of a warm `ls`).
+    names.sort_by_cached_key(|p| {
+        p.as_os_str().as_encoded_bytes().iter().map(|&b| if b == b'/' { 0 } else { b }).collect::<Vec<u8>>()
+    });
     let mut h = std::hash::DefaultHasher::new();
     for n in names {
         h.write(n.as_os_str().as_encoded_bytes());

@@ -83,16 +83,19 @@ pub fn discover(
     let mut files = Vec::new();
     for dir in env.session_dirs(session_dir) {
         let Ok(read) = std::fs::read_dir(&dir) else { continue };
-        let mut names: Vec<(PathBuf, bool)> =
-            read.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
-        names.sort();
-        for (p, is_dir) in names {
+        // Sorted by name, which orders the paths of one folder as their own order does at
+        // a fraction of the cost (that compares every component of both: a tenth of a
+        // warm `ls` of ten thousand sessions).
+        let mut names: Vec<(std::ffi::OsString, bool)> =
+            read.flatten().map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir()))).collect();
+        names.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        for (name, is_dir) in names {
             if is_dir {
                 continue;
             }
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let session_name = name.ends_with(".jsonl") || name.ends_with(".jsonl.gz");
-            files.push((p, session_name));
+            let n = name.as_encoded_bytes();
+            let session_name = n.ends_with(b".jsonl") || n.ends_with(b".jsonl.gz");
+            files.push((dir.join(name), session_name));
         }
     }
     let mut kinds: Vec<Result<Option<&'static FormatInfo>, String>> = vec![Ok(None); files.len()];
