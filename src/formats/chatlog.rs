@@ -39,6 +39,9 @@ impl Format for ChatLogFormat {
 
     fn sniff(&self, head: &[u8]) -> Fit {
         let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+        if !crate::session::format::may_hold_string(first, b"\"chatlog\"") {
+            return Fit::No;
+        }
         match serde_json::from_slice::<Value>(first) {
             Ok(v) if v.get("chatlog").is_some() => Fit::Yes,
             _ => Fit::No,

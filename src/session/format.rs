@@ -394,6 +394,16 @@ impl fmt::Display for Unsupported {
 
 impl std::error::Error for Unsupported {}
 
+/// Whether the JSON text `bytes` may hold the string whose quoted form is `quoted` (as a
+/// key or a value): it holds that quoted form, or a `\u` escape, which could spell any of
+/// its letters. `false` is certain, so that a sniff refuses a line without parsing it
+/// (discovery sniffs the head of every file in the store with every format; parsing a
+/// Codex rollout's first line, its instructions, once per format was a sixth of a cold
+/// `stats --agent codex`).
+pub fn may_hold_string(bytes: &[u8], quoted: &[u8]) -> bool {
+    memchr::memmem::find(bytes, quoted).is_some() || memchr::memmem::find(bytes, b"\\u").is_some()
+}
+
 /// The format of `source`, among `formats`: the surest fit, the first of equals.
 pub fn detect(source: &Source, formats: &[&'static dyn Format]) -> Option<&'static dyn Format> {
     detect_bytes(source.bytes(), formats)
@@ -410,4 +420,96 @@ pub fn detect_bytes(bytes: &[u8], formats: &[&'static dyn Format]) -> Option<&'s
         }
     }
     best.map(|(_, f)| f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_hold_string;
+    use serde_json::Value;
+
+    /// Every string of `v`, keys and values.
+    fn strings(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            Value::Object(m) => m.iter().for_each(|(k, x)| {
+                out.push(k.clone());
+                strings(x, out);
+            }),
+            _ => {}
+        }
+    }
+
+    /// `v` as JSON text with every character of every string spelt as a `\u` escape.
+    fn escaped(v: &Value) -> String {
+        let s = |t: &str| {
+            let mut out = String::from("\"");
+            for u in t.encode_utf16() {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+            out + "\""
+        };
+        match v {
+            Value::String(t) => s(t),
+            Value::Array(a) => format!("[{}]", a.iter().map(escaped).collect::<Vec<_>>().join(",")),
+            Value::Object(m) => {
+                format!(
+                    "{{{}}}",
+                    m.iter().map(|(k, x)| format!("{}:{}", s(k), escaped(x))).collect::<Vec<_>>().join(",")
+                )
+            }
+            other => other.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_string_a_line_holds_is_never_refused() {
+        let probes = ["session", "title", "chatlog", "session_meta", "type"];
+        let mut checked = 0;
+        for f in crate::corpus::jsonl_files(&["."]) {
+            let bytes = std::fs::read(&f).unwrap();
+            for line in bytes.split(|&b| b == b'\n').take(64) {
+                let Ok(v) = serde_json::from_slice::<Value>(line) else { continue };
+                let mut held = Vec::new();
+                strings(&v, &mut held);
+                let again = escaped(&v);
+                assert_eq!(serde_json::from_str::<Value>(&again).ok().as_ref(), Some(&v));
+                for p in probes {
+                    let quoted = format!("\"{p}\"");
+                    let holds = held.iter().any(|s| s == p);
+                    if holds {
+                        checked += 1;
+                        assert!(may_hold_string(line, quoted.as_bytes()), "{}: {p}", f.display());
+                        assert!(may_hold_string(again.as_bytes(), quoted.as_bytes()), "{}: {p}", f.display());
+                    } else if !line.windows(2).any(|w| w == b"\\u") {
+                        assert!(!may_hold_string(line, quoted.as_bytes()), "{}: {p}", f.display());
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+        // Quotes inside a string are escaped: `a "session" b` holds no string "session".
+        assert!(!may_hold_string(br#"{"text":"a \"session\" b","type":"session_meta"}"#, b"\"session\""));
+    }
+
+    #[test]
+    fn a_header_spelt_with_escapes_is_still_recognised() {
+        let header = r#"{"type":"session","version":3,"id":"h1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+        let entry = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#;
+        let title = r#"{"type":"title","v":1,"title":"t","updatedAt":"2026-01-01T00:00:00.000Z","pad":"  "}"#;
+        let omp_entry = r#"{"type":"model_usage","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}"#;
+        let event = r#"{"type":"agent_start"}"#;
+        let spelt = |l: &str| escaped(&serde_json::from_str(l).unwrap());
+        let cases: [(Vec<String>, &str); 4] = [
+            (vec![spelt(header), entry.into()], "pi"),
+            (vec![spelt(title), header.into(), omp_entry.into()], "omp"),
+            (vec![spelt(header), omp_entry.into()], "omp"),
+            (vec![spelt(header), event.into()], "event-log"),
+        ];
+        for (lines, want) in cases {
+            let head = lines.join("\n") + "\n";
+            let found = super::detect_bytes(head.as_bytes(), crate::formats::all()).map(|f| f.info().name);
+            assert_eq!(found, Some(want), "{head}");
+        }
+    }
 }

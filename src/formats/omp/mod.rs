@@ -96,8 +96,13 @@ impl Format for OmpFormat {
     fn sniff(&self, head: &[u8]) -> Fit {
         let mut lines = head.split(|&b| b == b'\n');
         let Some(first) = lines.next() else { return Fit::No };
-        if title::slot(first).is_some() {
+        // Its first line is a title slot (`"type": "title"`) or a header (`"session"`).
+        let may_hold = |s: &[u8]| crate::session::format::may_hold_string(first, s);
+        if may_hold(b"\"title\"") && title::slot(first).is_some() {
             return Fit::Own;
+        }
+        if !may_hold(b"\"session\"") {
+            return Fit::No;
         }
         let header = crate::session::js::parse_value(first.trim_ascii()).ok();
         let is_header = header.as_ref().is_some_and(|v| {

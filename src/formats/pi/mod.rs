@@ -46,13 +46,17 @@ impl Format for PiFormat {
     /// `Maybe` otherwise, so that a file no format claims gets pi's precise account of
     /// what is wrong with it.
     fn sniff(&self, head: &[u8]) -> Fit {
-        let first = head
-            .split(|&b| b == b'\n')
-            .map(|l| l.trim_ascii())
-            .find(|l| !l.is_empty() && crate::session::js::parse_value(l).is_ok());
-        let is_header = first.and_then(|l| crate::session::js::parse_value(l).ok()).is_some_and(|v| {
-            v.get("type").and_then(Value::as_str) == Some("session") && v.get("id").is_some_and(Value::is_string)
-        });
+        // A header is `"type": "session"`: a head that cannot hold that string has none.
+        let is_header = crate::session::format::may_hold_string(head, b"\"session\"")
+            && head
+                .split(|&b| b == b'\n')
+                .map(|l| l.trim_ascii())
+                .filter(|l| !l.is_empty())
+                .find_map(|l| crate::session::js::parse_value(l).ok())
+                .is_some_and(|v| {
+                    v.get("type").and_then(Value::as_str) == Some("session")
+                        && v.get("id").is_some_and(Value::is_string)
+                });
         if is_header {
             Fit::Yes
         } else {
