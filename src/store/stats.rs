@@ -14,6 +14,7 @@
 //! context at that tip was built from) and what it added: the responses on its path and on
 //! no other branch's, in any session read.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -160,16 +161,22 @@ pub fn stats(
     // Each key's record, counted once, for its owner (summed in this order, so that the
     // floating-point totals are the same on every run).
     let mut counted: KeyMap<(usize, &Record)> = KeyMap::default();
+    counted.reserve(owner.len());
     for &k in &order {
         for r in &kept[k].records {
-            if owner.get(&r.key) == Some(&k) && !counted.contains_key(&r.key) {
-                counted.insert(r.key, (k, r));
-                if wanted(r) {
-                    out.responses += 1;
-                    out.total.add(&r.totals);
+            let vacant = match counted.entry(r.key) {
+                Entry::Vacant(v) if owner.get(&r.key) == Some(&k) => Some(v),
+                _ => None,
+            };
+            match vacant {
+                Some(v) => {
+                    v.insert((k, r));
+                    if wanted(r) {
+                        out.responses += 1;
+                        out.total.add(&r.totals);
+                    }
                 }
-            } else {
-                out.copies += 1;
+                None => out.copies += 1,
             }
         }
     }
@@ -239,7 +246,9 @@ fn keeps_record(f: &Filter, r: &Record) -> bool {
 /// Sessions oldest first: fewest fork links from a session whose parent was not read, then
 /// earliest start, then name.
 fn claim_order(reads: &[Facts]) -> Vec<usize> {
-    let mut by_key: HashMap<&str, usize> = HashMap::new();
+    // (Fx: the keys are paths and ids.)
+    let mut by_key: rustc_hash::FxHashMap<&str, usize> = Default::default();
+    by_key.reserve(reads.len() * 2);
     for (k, r) in reads.iter().enumerate() {
         by_key.entry(r.summary.name.as_str()).or_insert(k);
         if !r.summary.id.is_empty() {
@@ -274,15 +283,23 @@ fn claim_order(reads: &[Facts]) -> Vec<usize> {
 /// Which session counts each response: the first in `order` holding it unmarked as a
 /// copy, else the first holding it at all.
 fn owners(reads: &[Facts], order: &[usize]) -> KeyMap<usize> {
-    let mut owner = KeyMap::default();
-    for copied in [false, true] {
-        for &k in order {
-            for r in reads[k].records.iter().filter(|r| r.copied == copied) {
-                owner.entry(r.key).or_insert(k);
+    // One pass: a holder that marks it copied gives way to the first that does not.
+    let mut owner: KeyMap<(usize, bool)> = KeyMap::default();
+    owner.reserve(reads.iter().map(|r| r.records.len()).sum());
+    for &k in order {
+        for r in &reads[k].records {
+            match owner.entry(r.key) {
+                Entry::Vacant(v) => {
+                    v.insert((k, r.copied));
+                }
+                Entry::Occupied(mut o) if o.get().1 && !r.copied => {
+                    o.insert((k, false));
+                }
+                Entry::Occupied(_) => {}
             }
         }
     }
-    owner
+    owner.into_iter().map(|(key, (k, _))| (key, k)).collect()
 }
 
 /// A day in ms.
@@ -309,34 +326,49 @@ fn group_rows(
     by: By,
 ) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
-    // Each day's period, made once (a response's time is formatted to find its day).
-    let mut periods: HashMap<i64, String> = HashMap::new();
-    let mut period_of = |t: f64| periods.entry((t / DAY).floor() as i64).or_insert_with(|| period(t, by)).clone();
+    // Each key's row. A response's key is found without making its string where it can be
+    // (a string or two per response showed in a warm `stats`): a day's row through the day,
+    // a key that is the session's own (its agent, project or name) once per session.
+    let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
+    let mut day_rows: rustc_hash::FxHashMap<i64, usize> = Default::default();
     for &k in order {
         let s = &reads[k];
+        let mut own_row = None;
         for r in &s.records {
             if counted.get(&r.key).is_none_or(|(o, c)| *o != k || !std::ptr::eq(*c, r)) || !wanted(r) {
                 continue;
             }
-            let key = match by {
-                By::Day | By::Week | By::Month => r.time.map_or_else(|| "(no time)".into(), &mut period_of),
-                By::Agent => s.summary.agent.to_string(),
-                By::Model => r.model.as_deref().filter(|m| !m.is_empty()).unwrap_or("(unknown)").to_string(),
-                By::Project => s.summary.cwd.clone().unwrap_or_else(|| "(no cwd)".into()),
-                By::Session | By::Branch => s.summary.name.clone(),
-            };
-            let n = *at.entry(key.clone()).or_insert_with(|| {
-                let mut row = Row { key, ..Row::default() };
-                if by == By::Session {
-                    row.agent = Some(s.summary.agent);
-                    row.session = Some(s.summary.name.clone());
-                    row.id = Some(s.summary.id.clone());
-                    row.title = s.summary.title.clone();
+            let n = match by {
+                By::Day | By::Week | By::Month => match r.time {
+                    Some(t) => {
+                        let day = (t / DAY).floor() as i64;
+                        match day_rows.get(&day) {
+                            Some(&n) => n,
+                            None => {
+                                let n = row_for(&mut rows, &mut at, period(t, by), s, by);
+                                day_rows.insert(day, n);
+                                n
+                            }
+                        }
+                    }
+                    None => row_for(&mut rows, &mut at, "(no time)".into(), s, by),
+                },
+                By::Model => {
+                    let m = r.model.as_deref().filter(|m| !m.is_empty()).unwrap_or("(unknown)");
+                    match at.get(m) {
+                        Some(&n) => n,
+                        None => row_for(&mut rows, &mut at, m.to_string(), s, by),
+                    }
                 }
-                rows.push(row);
-                rows.len() - 1
-            });
+                By::Agent | By::Project | By::Session | By::Branch => *own_row.get_or_insert_with(|| {
+                    let key = match by {
+                        By::Agent => s.summary.agent.to_string(),
+                        By::Project => s.summary.cwd.clone().unwrap_or_else(|| "(no cwd)".into()),
+                        _ => s.summary.name.clone(),
+                    };
+                    row_for(&mut rows, &mut at, key, s, by)
+                }),
+            };
             rows[n].responses += 1;
             rows[n].totals.add(&r.totals);
         }
@@ -349,6 +381,29 @@ fn group_rows(
         }),
     }
     rows
+}
+
+/// The row of `key` in `rows` (`at`: each key's), made for session `s` if there is none.
+fn row_for(
+    rows: &mut Vec<Row>,
+    at: &mut rustc_hash::FxHashMap<String, usize>,
+    key: String,
+    s: &Facts,
+    by: By,
+) -> usize {
+    if let Some(&n) = at.get(&key) {
+        return n;
+    }
+    let mut row = Row { key: key.clone(), ..Row::default() };
+    if by == By::Session {
+        row.agent = Some(s.summary.agent);
+        row.session = Some(s.summary.name.clone());
+        row.id = Some(s.summary.id.clone());
+        row.title = s.summary.title.clone();
+    }
+    rows.push(row);
+    at.insert(key, rows.len() - 1);
+    rows.len() - 1
 }
 
 fn branch_rows(
