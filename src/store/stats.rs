@@ -478,4 +478,35 @@ mod tests {
         assert_eq!(period(wed, By::Month), "2026-12");
         assert_eq!(period(wed, By::Day), "2026-12-02");
     }
+
+    #[test]
+    fn a_response_is_owned_by_the_first_that_does_not_mark_it_copied() {
+        // Keys 1 to 4, held by three sessions; `true`: marked copied there.
+        let held: [&[(u128, bool)]; 3] = [
+            &[(1, true), (2, true), (3, false)],
+            &[(1, false), (2, true), (3, true)],
+            &[(1, false), (2, false), (4, true)],
+        ];
+        let reads: Vec<Facts> = held
+            .iter()
+            .map(|rs| Facts {
+                records: rs
+                    .iter()
+                    .map(|&(key, copied)| Record { key, copied, time: None, model: None, totals: Totals::default() })
+                    .collect(),
+                ..Facts::default()
+            })
+            .collect();
+        for (order, want) in [
+            ([0, 1, 2], [(1, 1), (2, 2), (3, 0), (4, 2)]),
+            ([2, 1, 0], [(1, 2), (2, 2), (3, 0), (4, 2)]),
+            ([1, 0, 2], [(1, 1), (2, 2), (3, 0), (4, 2)]),
+        ] {
+            let owner = owners(&reads, &order);
+            assert_eq!(owner.len(), want.len());
+            for (key, k) in want {
+                assert_eq!(owner.get(&key), Some(&k), "key {key}, order {order:?}");
+            }
+        }
+    }
 }
