@@ -464,7 +464,7 @@ mod tests {
 
     #[test]
     fn a_string_a_line_holds_is_never_refused() {
-        let probes = ["session", "title", "chatlog", "session_meta", "type"];
+        let probes = ["session", "title", "chatlog", "payload", "record_type", "instructions", "type"];
         let mut checked = 0;
         for f in crate::corpus::jsonl_files(&["."]) {
             let bytes = std::fs::read(&f).unwrap();
@@ -499,8 +499,10 @@ mod tests {
         let title = r#"{"type":"title","v":1,"title":"t","updatedAt":"2026-01-01T00:00:00.000Z","pad":"  "}"#;
         let omp_entry = r#"{"type":"model_usage","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}"#;
         let event = r#"{"type":"agent_start"}"#;
+        let rollout = r#"{"timestamp":"2026-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"t1"}}"#;
         let spelt = |l: &str| escaped(&serde_json::from_str(l).unwrap());
-        let cases: [(Vec<String>, &str); 4] = [
+        let cases: [(Vec<String>, &str); 5] = [
+            (vec![spelt(rollout)], "codex"),
             (vec![spelt(header), entry.into()], "pi"),
             (vec![spelt(title), header.into(), omp_entry.into()], "omp"),
             (vec![spelt(header), omp_entry.into()], "omp"),

@@ -58,6 +58,12 @@ impl Format for CodexFormat {
             instructions: Option<serde::de::IgnoredAny>,
             id: Option<serde::de::IgnoredAny>,
         }
+        // Each fit needs one of three keys in a line: a head that cannot hold any is another
+        // agent's, read no further (its lines would each be parsed whole).
+        let may_hold = |k: &[u8]| crate::session::format::may_hold_string(head, k);
+        if !may_hold(b"\"payload\"") && !may_hold(b"\"record_type\"") && !may_hold(b"\"instructions\"") {
+            return Fit::No;
+        }
         let mut fit = Fit::No;
         for line in head.split(|&b| b == b'\n').take(16) {
             let Ok(p) = serde_json::from_slice::<Probe>(line) else { continue };
