@@ -68,7 +68,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         }
         out.flush()?;
         // The process exits right after: freeing the context value by value is wasted work
-        // (a twentieth of `path`'s time on a large Codex fork family), as for the session
+        // (a thirtieth of `path`'s time on a large Codex fork family), as for the session
         // (`Afterwards::LeaveToExit`).
         std::mem::forget(projection);
         Ok(ExitStatus::Ok)
