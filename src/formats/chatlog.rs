@@ -39,7 +39,7 @@ impl Format for ChatLogFormat {
 
     fn sniff(&self, head: &[u8]) -> Fit {
         let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
-        if !crate::session::format::may_hold_string(first, b"\"chatlog\"") {
+        if !crate::session::format::may_hold_any(first, &[b"\"chatlog\""]) {
             return Fit::No;
         }
         match serde_json::from_slice::<Value>(first) {

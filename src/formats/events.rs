@@ -45,7 +45,7 @@ const PI_EVENTS: &[&str] = &[
 fn kind(head: &[u8]) -> Option<&'static str> {
     let mut lines = head.split(|&b| b == b'\n').map(<[u8]>::trim_ascii).filter(|l| !l.is_empty());
     // A pi header, `"type": "session"`.
-    let header = Some(lines.next()?).filter(|l| crate::session::format::may_hold_string(l, b"\"session\""))?;
+    let header = Some(lines.next()?).filter(|l| crate::session::format::may_hold_any(l, &[b"\"session\""]))?;
     let header = parse_value(header).ok()?;
     if header.get("type").and_then(Value::as_str) != Some("session") || !header.get("id").is_some_and(Value::is_string)
     {

@@ -394,14 +394,14 @@ impl fmt::Display for Unsupported {
 
 impl std::error::Error for Unsupported {}
 
-/// Whether the JSON text `bytes` may hold the string whose quoted form is `quoted` (as a
-/// key or a value): it holds that quoted form, or a `\u` escape, which could spell any of
-/// its letters. `false` is certain, so that a sniff refuses a line without parsing it
-/// (discovery sniffs the head of every file in the store with every format; parsing a
-/// Codex rollout's first line, its instructions, once per format was a sixth of a cold
-/// `stats --agent codex`).
-pub fn may_hold_string(bytes: &[u8], quoted: &[u8]) -> bool {
-    memchr::memmem::find(bytes, quoted).is_some() || memchr::memmem::find(bytes, b"\\u").is_some()
+/// Whether the JSON text `bytes` may hold one of the strings whose quoted forms are
+/// `quoted` (as a key or a value): it holds one of those quoted forms, or a `\u` escape,
+/// which could spell any letter (looked for once, however many strings). `false` is
+/// certain, so that a sniff refuses a line without parsing it (discovery sniffs the head of
+/// every file in the store with every format; parsing a Codex rollout's first line, its
+/// instructions, once per format was a sixth of a cold `stats --agent codex`).
+pub fn may_hold_any(bytes: &[u8], quoted: &[&[u8]]) -> bool {
+    quoted.iter().any(|q| memchr::memmem::find(bytes, q).is_some()) || memchr::memmem::find(bytes, b"\\u").is_some()
 }
 
 /// The format of `source`, among `formats`: the surest fit, the first of equals.
@@ -424,7 +424,7 @@ pub fn detect_bytes(bytes: &[u8], formats: &[&'static dyn Format]) -> Option<&'s
 
 #[cfg(test)]
 mod tests {
-    use super::may_hold_string;
+    use super::may_hold_any;
     use serde_json::Value;
 
     /// Every string of `v`, keys and values.
@@ -479,17 +479,17 @@ mod tests {
                     let holds = held.iter().any(|s| s == p);
                     if holds {
                         checked += 1;
-                        assert!(may_hold_string(line, quoted.as_bytes()), "{}: {p}", f.display());
-                        assert!(may_hold_string(again.as_bytes(), quoted.as_bytes()), "{}: {p}", f.display());
+                        assert!(may_hold_any(line, &[quoted.as_bytes()]), "{}: {p}", f.display());
+                        assert!(may_hold_any(again.as_bytes(), &[quoted.as_bytes()]), "{}: {p}", f.display());
                     } else if !line.windows(2).any(|w| w == b"\\u") {
-                        assert!(!may_hold_string(line, quoted.as_bytes()), "{}: {p}", f.display());
+                        assert!(!may_hold_any(line, &[quoted.as_bytes()]), "{}: {p}", f.display());
                     }
                 }
             }
         }
         assert!(checked > 1000, "{checked}");
         // Quotes inside a string are escaped: `a "session" b` holds no string "session".
-        assert!(!may_hold_string(br#"{"text":"a \"session\" b","type":"session_meta"}"#, b"\"session\""));
+        assert!(!may_hold_any(br#"{"text":"a \"session\" b","type":"session_meta"}"#, &[b"\"session\""]));
     }
 
     #[test]

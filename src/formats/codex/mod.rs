@@ -60,8 +60,8 @@ impl Format for CodexFormat {
         }
         // Each fit needs one of three keys in a line: a head that cannot hold any is another
         // agent's, read no further (its lines would each be parsed whole).
-        let may_hold = |k: &[u8]| crate::session::format::may_hold_string(head, k);
-        if !may_hold(b"\"payload\"") && !may_hold(b"\"record_type\"") && !may_hold(b"\"instructions\"") {
+        let keys: [&[u8]; 3] = [b"\"payload\"", b"\"record_type\"", b"\"instructions\""];
+        if !crate::session::format::may_hold_any(head, &keys) {
             return Fit::No;
         }
         let mut fit = Fit::No;

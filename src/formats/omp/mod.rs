@@ -97,7 +97,7 @@ impl Format for OmpFormat {
         let mut lines = head.split(|&b| b == b'\n');
         let Some(first) = lines.next() else { return Fit::No };
         // Its first line is a title slot (`"type": "title"`) or a header (`"session"`).
-        let may_hold = |s: &[u8]| crate::session::format::may_hold_string(first, s);
+        let may_hold = |s: &[u8]| crate::session::format::may_hold_any(first, &[s]);
         if may_hold(b"\"title\"") && title::slot(first).is_some() {
             return Fit::Own;
         }

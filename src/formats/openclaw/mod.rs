@@ -52,7 +52,7 @@ impl Format for OpenClawFormat {
     fn sniff(&self, head: &[u8]) -> Fit {
         let first = head.split(|&b| b == b'\n').map(<[u8]>::trim_ascii).find(|l| !l.is_empty());
         // Its first line is a header, `"type": "session"`.
-        let first = first.filter(|l| crate::session::format::may_hold_string(l, b"\"session\""));
+        let first = first.filter(|l| crate::session::format::may_hold_any(l, &[b"\"session\""]));
         let Some(v) = first.and_then(|l| crate::session::js::parse_value(l).ok()) else { return Fit::No };
         let header =
             v.get("type").and_then(Value::as_str) == Some("session") && v.get("id").is_some_and(Value::is_string);

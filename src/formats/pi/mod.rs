@@ -47,7 +47,7 @@ impl Format for PiFormat {
     /// what is wrong with it.
     fn sniff(&self, head: &[u8]) -> Fit {
         // A header is `"type": "session"`: a head that cannot hold that string has none.
-        let is_header = crate::session::format::may_hold_string(head, b"\"session\"")
+        let is_header = crate::session::format::may_hold_any(head, &[b"\"session\""])
             && head
                 .split(|&b| b == b'\n')
                 .map(|l| l.trim_ascii())
