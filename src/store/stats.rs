@@ -165,7 +165,7 @@ pub fn stats(
     for &k in &order {
         for r in &kept[k].records {
             let vacant = match counted.entry(r.key) {
-                Entry::Vacant(v) if owner.get(&r.key) == Some(&k) => Some(v),
+                Entry::Vacant(v) if owner.get(&r.key).is_some_and(|o| o.0 == k) => Some(v),
                 _ => None,
             };
             match vacant {
@@ -221,7 +221,7 @@ pub fn counted_once(reads: &[Facts]) -> Vec<(usize, &Record)> {
     let mut out = Vec::new();
     for &k in &order {
         for r in &reads[k].records {
-            if owner.get(&r.key) == Some(&k) && seen.insert(r.key) {
+            if owner.get(&r.key).is_some_and(|o| o.0 == k) && seen.insert(r.key) {
                 out.push((k, r));
             }
         }
@@ -281,8 +281,8 @@ fn claim_order(reads: &[Facts]) -> Vec<usize> {
 }
 
 /// Which session counts each response: the first in `order` holding it unmarked as a
-/// copy, else the first holding it at all.
-fn owners(reads: &[Facts], order: &[usize]) -> KeyMap<usize> {
+/// copy, else the first holding it at all (with whether that one marks it copied).
+fn owners(reads: &[Facts], order: &[usize]) -> KeyMap<(usize, bool)> {
     // One pass: a holder that marks it copied gives way to the first that does not.
     let mut owner: KeyMap<(usize, bool)> = KeyMap::default();
     owner.reserve(reads.iter().map(|r| r.records.len()).sum());
@@ -299,7 +299,7 @@ fn owners(reads: &[Facts], order: &[usize]) -> KeyMap<usize> {
             }
         }
     }
-    owner.into_iter().map(|(key, (k, _))| (key, k)).collect()
+    owner
 }
 
 /// A day in ms.
@@ -505,7 +505,7 @@ mod tests {
             let owner = owners(&reads, &order);
             assert_eq!(owner.len(), want.len());
             for (key, k) in want {
-                assert_eq!(owner.get(&key), Some(&k), "key {key}, order {order:?}");
+                assert_eq!(owner.get(&key).map(|o| o.0), Some(k), "key {key}, order {order:?}");
             }
         }
     }
