@@ -30,20 +30,12 @@ const PASSTHROUGH: &str = "internal_chat_message_metadata_passthrough";
 
 /// An item as it is sent.
 pub fn sent(item: &Value) -> Value {
-    match item {
-        Value::Object(m) if m.contains_key(PASSTHROUGH) => {
-            let mut m = m.clone();
-            m.remove(PASSTHROUGH);
-            Value::Object(m)
-        }
-        other => other.clone(),
-    }
+    into_sent(item.clone())
 }
 
 /// [`sent`] of an item that is not needed after: the item itself, less the key.
 fn into_sent(mut item: Value) -> Value {
     if let Value::Object(m) = &mut item {
-        // (The same removal as `sent`'s, so that the keys keep the same order.)
         m.remove(PASSTHROUGH);
     }
     item
