@@ -361,16 +361,13 @@ fn decode(bytes: &[u8], key: &Key, data: &[u8], format: &str) -> Option<Kept> {
     let n_ends = r.count(8)?;
     let ends = (0..n_ends).map(|_| r.u64().and_then(|e| usize::try_from(e).ok())).collect::<Option<Vec<_>>>()?;
     let owned = Owned::from_parts(text, ends)?;
-    let mut entries = Vec::with_capacity(n);
-    let mut last_line = 0;
-    for (k, rec) in raw_entries.chunks_exact(ENTRY_BYTES).enumerate() {
-        let e = entry(rec, k, covered, owned.len())?;
-        if e.line.get() <= last_line || e.line > lines {
-            return None;
-        }
-        last_line = e.line.get();
-        entries.push(e);
-    }
+    // Room for the entries of the bytes past the index too (at twice the index's bytes per
+    // entry, plus some): growing the table later would move it, and split its huge pages.
+    let past = (data.len() - covered).saturating_mul(n) / covered;
+    let mut entries = super::vec_for_large(n.saturating_add(past.saturating_mul(2)).saturating_add(1024));
+    decode_entries(raw_entries, &mut entries, |k, rec| {
+        entry(rec, k, covered, owned.len()).filter(|e| e.line <= lines && e.line.get() > 0)
+    })?;
     let raw: Map<String, Value> = serde_json::from_str(r.str()?).ok()?;
     let header_line = r.u32()?;
     let header = Header {
@@ -408,6 +405,54 @@ fn decode(bytes: &[u8], key: &Key, data: &[u8], format: &str) -> Option<Kept> {
         return None;
     }
     Some(Kept { covered, lines, entries, owned, header, labels, title, fingerprints, extra })
+}
+
+/// Index files with fewer entries than this are decoded on one thread.
+const PARALLEL_ENTRIES: usize = 1 << 16;
+
+/// Decodes the records of `raw` with `entry(k, record)` into `out` (empty, with room for
+/// them all), checking that their lines increase; `None` if any record is not valid. A
+/// large index is decoded in two halves on two threads, each writing its own part of
+/// `out`'s room: half a million records take a few milliseconds a half, most of it the
+/// first touch of the table's memory.
+fn decode_entries(
+    raw: &[u8],
+    out: &mut Vec<EntryMeta>,
+    entry: impl Fn(usize, &[u8]) -> Option<EntryMeta> + Sync,
+) -> Option<()> {
+    let n = raw.len() / ENTRY_BYTES;
+    if out.capacity() < n || !out.is_empty() {
+        return None;
+    }
+    // Fills `slots` with records `from..`; the line of its last (0 when none).
+    let fill = |slots: &mut [std::mem::MaybeUninit<EntryMeta>], from: usize| -> Option<u32> {
+        let mut last = 0;
+        for (j, slot) in slots.iter_mut().enumerate() {
+            let k = from + j;
+            let e = entry(k, &raw[k * ENTRY_BYTES..(k + 1) * ENTRY_BYTES])?;
+            if e.line.get() <= last {
+                return None;
+            }
+            last = e.line.get();
+            slot.write(e);
+        }
+        Some(last)
+    };
+    let (first, second) = out.spare_capacity_mut()[..n].split_at_mut(if n >= PARALLEL_ENTRIES { n / 2 } else { n });
+    let mid = first.len();
+    let (a, b) = std::thread::scope(|t| {
+        let b = (!second.is_empty()).then(|| t.spawn(|| fill(second, mid)));
+        (fill(first, 0), b.map(|h| h.join().ok().flatten()))
+    });
+    let last_of_first = a?;
+    if let Some(b) = b {
+        b?;
+    }
+    // SAFETY: both halves wrote every one of their slots (a failed record returned above,
+    // leaving the length 0: `EntryMeta` has nothing to drop).
+    unsafe { out.set_len(n) };
+    // The second half's first line must come after the first half's last.
+    (mid == n || out[mid].line.get() > last_of_first).then_some(())
 }
 
 /// Entry `k` of an index covering `covered` bytes, from its record, if it can be valid:
@@ -452,6 +497,54 @@ fn entry(rec: &[u8], k: usize, covered: usize, owned: usize) -> Option<EntryMeta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records of `n` entries on lines 1, 3, 5, …, each the child of the one before.
+    fn records(n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for k in 0..n {
+            let mut e = EntryMeta::new(k * 10, 5, LineNo(2 * k as u32 + 1), EntryType::Message, Role::User);
+            e.set_parent(k.checked_sub(1).map(EntryIdx::new));
+            put_entry(&mut out, &e);
+        }
+        out
+    }
+
+    fn decoded(raw: &[u8]) -> Option<Vec<EntryMeta>> {
+        let n = raw.len() / ENTRY_BYTES;
+        let mut out = Vec::with_capacity(n);
+        decode_entries(raw, &mut out, |k, rec| entry(rec, k, usize::MAX, 0))?;
+        Some(out)
+    }
+
+    /// Small and large indexes (one thread, two) decode to the records written, in order,
+    /// and a bad record anywhere (in either half, or lines out of order where the halves
+    /// meet) refuses the whole index.
+    #[test]
+    fn entries_decode_whole_on_one_thread_or_two_and_any_bad_record_refuses_them() {
+        for n in [0, 3, PARALLEL_ENTRIES + 5] {
+            let raw = records(n);
+            let got = decoded(&raw).unwrap();
+            assert_eq!(got.len(), n);
+            for (k, e) in got.iter().enumerate() {
+                assert_eq!(
+                    (e.start, e.line.get(), e.parent()),
+                    (k * 10, 2 * k as u32 + 1, k.checked_sub(1).map(EntryIdx::new))
+                );
+            }
+        }
+        let n = PARALLEL_ENTRIES + 5;
+        for bad in [1, n / 2 + 7, n - 1] {
+            let mut raw = records(n);
+            raw[bad * ENTRY_BYTES + 44] = 200; // no such kind
+            assert!(decoded(&raw).is_none(), "bad record {bad}");
+        }
+        // The first record of the second half on the line of the one before it.
+        let mut raw = records(n);
+        let mid = n / 2;
+        let line_before = (2 * (mid - 1) as u32 + 1).to_le_bytes();
+        raw[mid * ENTRY_BYTES + 12..mid * ENTRY_BYTES + 16].copy_from_slice(&line_before);
+        assert!(decoded(&raw).is_none());
+    }
 
     #[test]
     fn pruning_removes_the_oldest_until_the_rest_fit_and_never_the_new_one() {

@@ -51,6 +51,28 @@ pub fn on_two_threads<R: Send, E: Send>(
     Ok(all)
 }
 
+/// A vector with room for `n` items, whose memory the kernel is asked to back with huge
+/// pages (2 MiB) where it can: a table of tens of megabytes filled at once otherwise
+/// takes a page fault, and a page zeroed, for every 4 KiB of it (a kept index's half a
+/// million entries: a quarter of `path`'s time). Only advice: where it is not taken (other
+/// systems, THP off), the vector is an ordinary one.
+pub fn vec_for_large<T>(n: usize) -> Vec<T> {
+    let v = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = v.as_ptr() as usize;
+        let end = start.saturating_add(v.capacity().saturating_mul(std::mem::size_of::<T>()));
+        let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if to > from {
+            // SAFETY: advice about pages of this vector's own allocation; it changes no
+            // byte of them, and the call fails harmlessly if the kernel refuses it.
+            unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
+        }
+    }
+    v
+}
+
 /// How serious a finding is. `Warning`s are problems (`--strict` fails on them); `Note`s
 /// are facts worth knowing that are not wrong (a version-1 file, an unknown entry type).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
