@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use serde::Serialize;
+
 use crate::session::Session;
 
 /// Writes `doc` as indented JSON to `w`. serde's pretty printer writes a document in many
@@ -12,6 +14,143 @@ pub fn write_pretty(w: &mut dyn Write, doc: &impl serde::Serialize) -> std::io::
     let mut buf = std::io::BufWriter::with_capacity(64 << 10, w);
     serde_json::to_writer_pretty(&mut buf, doc)?;
     buf.flush()
+}
+
+/// serde_json's pretty formatter (two spaces an indent), started `level` levels deep, so
+/// that a document's members can be written one by one, each as serde would write it in
+/// its place (see [`Members`]).
+struct Pretty {
+    level: usize,
+    has_value: bool,
+}
+
+impl Pretty {
+    fn indent<W: ?Sized + Write>(&self, w: &mut W) -> std::io::Result<()> {
+        for _ in 0..self.level {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(bracket)
+    }
+
+    fn item<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+}
+
+impl serde_json::ser::Formatter for Pretty {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// Writes `value` as indented JSON, as it stands `level` levels deep in a document.
+fn write_at<W: Write>(w: &mut W, level: usize, value: &(impl Serialize + ?Sized)) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(w, Pretty { level, has_value: false });
+    value.serialize(&mut ser).map_err(std::io::Error::from)
+}
+
+/// A top-level JSON object written member by member, byte for byte as `write_pretty` would
+/// write the same members: for a document one of whose members is better written by hand
+/// than through serde's calls (`path`'s hundreds of thousands of ids).
+pub struct Members<W: Write> {
+    w: W,
+    first: bool,
+}
+
+impl<W: Write> Members<W> {
+    pub fn new(mut w: W) -> std::io::Result<Members<W>> {
+        w.write_all(b"{")?;
+        Ok(Members { w, first: true })
+    }
+
+    /// Starts the member `key`; its value is written next, one level deep.
+    fn key(&mut self, key: &str) -> std::io::Result<()> {
+        self.w.write_all(if self.first { b"\n  " } else { b",\n  " })?;
+        self.first = false;
+        serde_json::to_writer(&mut self.w, key)?;
+        self.w.write_all(b": ")
+    }
+
+    /// The member `key: value`.
+    pub fn field(&mut self, key: &str, value: &(impl Serialize + ?Sized)) -> std::io::Result<()> {
+        self.key(key)?;
+        write_at(&mut self.w, 1, value)
+    }
+
+    /// The member `key: [strings…]`: each a string written as is when it needs no escape
+    /// (ids, nearly always), else as serde writes it.
+    pub fn strings<'s>(
+        &mut self,
+        key: &str,
+        items: impl ExactSizeIterator<Item = Result<&'s str, serde_json::Value>>,
+    ) -> std::io::Result<()> {
+        self.key(key)?;
+        if items.len() == 0 {
+            return self.w.write_all(b"[]");
+        }
+        self.w.write_all(b"[")?;
+        for (k, item) in items.enumerate() {
+            self.w.write_all(if k == 0 { b"\n    " } else { b",\n    " })?;
+            match item {
+                Ok(s) if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') => {
+                    self.w.write_all(b"\"")?;
+                    self.w.write_all(s.as_bytes())?;
+                    self.w.write_all(b"\"")?;
+                }
+                Ok(s) => write_at(&mut self.w, 2, s)?,
+                Err(v) => write_at(&mut self.w, 2, &v)?,
+            }
+        }
+        self.w.write_all(b"\n  ]")
+    }
+
+    /// Closes the object; the writer.
+    pub fn end(mut self) -> std::io::Result<W> {
+        self.w.write_all(if self.first { b"}" } else { b"\n}" })?;
+        Ok(self.w)
+    }
 }
 
 /// The `session` object every JSON document carries: the file as given, the header's id,
