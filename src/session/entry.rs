@@ -200,10 +200,15 @@ impl StrRef {
         (self.meta & KIND == INLINE).then(|| &self.bytes[..(self.meta & !KIND) as usize])
     }
 
-    /// Whether two references name the same string, when that is known without the file
-    /// (both inline); `None` otherwise.
-    pub fn same_inline(&self, other: &StrRef) -> Option<bool> {
-        (self.meta & KIND == INLINE && other.meta & KIND == INLINE).then(|| self == other)
+    /// Whether two references name the same string, when that is known without reading
+    /// it: both inline, or both the same owned string (a reader may give an entry's
+    /// `parentId` the reference of the id it names); `None` otherwise.
+    pub fn same_known(&self, other: &StrRef) -> Option<bool> {
+        match (self.meta & KIND, other.meta & KIND) {
+            (INLINE, INLINE) => Some(self == other),
+            (OWNED, OWNED) if self == other => Some(true),
+            _ => None,
+        }
     }
 
     /// The reference's bytes and its kind and length, as a kept index stores it.

@@ -247,7 +247,7 @@ impl<'a> Session<'a> {
             None => stored(e, data, owned).map(|s| hash_bytes(s.as_bytes())),
         };
         let same = |a: &EntryMeta, b: &EntryMeta| {
-            a.id.same_inline(&b.id).unwrap_or_else(|| stored(a, data, owned) == stored(b, data, owned))
+            a.id.same_known(&b.id).unwrap_or_else(|| stored(a, data, owned) == stored(b, data, owned))
         };
         let mut shadowed = Vec::new();
         for (i, e) in entries.enumerate() {
@@ -283,7 +283,7 @@ impl<'a> Session<'a> {
             if e.parent_id.is_none() {
                 continue;
             }
-            let same_as_own = e.parent_id.same_inline(&e.id);
+            let same_as_own = e.parent_id.same_known(&e.id);
             // Agents append each entry as a child of the leaf, so the parent is nearly
             // always the previous line: skip the hash lookup then (unless ids repeat, when
             // only the map knows which entry an id names).
@@ -292,7 +292,7 @@ impl<'a> Session<'a> {
                 prev.is_some_and(|p| {
                     !duplicates
                         && e.parent_id
-                            .same_inline(&this.entries[p].id)
+                            .same_known(&this.entries[p].id)
                             .unwrap_or_else(|| this.stored_id(p) == this.stored_parent_id(i))
                 })
             };

@@ -242,13 +242,17 @@ impl Claude {
         let n = lines.len();
         let mut by_uuid: HashTable<u32> = HashTable::with_capacity(n);
         let rehash = |&k: &u32| t.uuid(k as usize).map_or(0, |s| hash_bytes(s.as_bytes()));
+        let mut repeated = false;
         for k in 0..n {
             let Some(uuid) = t.uuid(k) else { continue };
             match by_uuid.entry(hash_bytes(uuid.as_bytes()), |&j| t.uuid(j as usize) == Some(uuid), rehash) {
                 Entry::Vacant(v) => {
                     v.insert(k as u32);
                 }
-                Entry::Occupied(mut o) => *o.get_mut() = k as u32,
+                Entry::Occupied(mut o) => {
+                    repeated = true;
+                    *o.get_mut() = k as u32;
+                }
             }
         }
         // Replies: the first line of each group stands for it in the table.
@@ -286,7 +290,15 @@ impl Claude {
             results: Vec::new(),
             call_names: std::sync::OnceLock::new(),
         };
-        c.parents = (0..n).map(|k| c.parent_uuid(t, k).and_then(|p| c.find(t, p)).map(|p| p as u32)).collect();
+        // A parent known to be the entry before (the loader gave it that entry's uuid's
+        // reference) is that entry, unless a uuid repeats (the last with it is the parent).
+        let before = |k: usize| !repeated && k > 0 && c.lines[k].parent.same_known(&t.entries[k - 1].id) == Some(true);
+        c.parents = (0..n)
+            .map(|k| match before(k) {
+                true => Some(k as u32 - 1),
+                false => c.parent_uuid(t, k).and_then(|p| c.find(t, p)).map(|p| p as u32),
+            })
+            .collect();
         let under: Vec<u32> = (0..n)
             .map(|k| match (c.lines[k].tool_result, c.parents[k]) {
                 (true, Some(p)) => p,
