@@ -261,7 +261,8 @@ mod tests {
                     let leaves = s.leaves().into_iter().map(Some).chain([None]);
                     for leaf in leaves {
                         let Ok(p) = s.dialect().project(s, leaf) else { continue };
-                        odd_ids += p.path.iter().filter(|&&i| s.id_str(i).is_none_or(|id| id.contains(['"', '\t']))).count();
+                        odd_ids +=
+                            p.path.iter().filter(|&&i| s.id_str(i).is_none_or(|id| id.contains(['"', '\t']))).count();
                         for (llm, system) in [(false, false), (true, true)] {
                             let llm = llm.then(|| s.dialect().llm_messages(&p));
                             let d = document(s, &p, llm, system);

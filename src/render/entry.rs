@@ -333,7 +333,7 @@ fn head(session: &Session, i: EntryIdx, entry: &Value) -> EntryHead {
         session.children(i).map(|c| format!("{}  ({})", session.display_id(c), describe(session, c))).collect();
     row("children", if children.is_empty() { "none (a leaf)".into() } else { children.join("\n") });
     row("depth", session.depth(i).to_string());
-    if e.shadowed {
+    if e.shadowed() {
         row("note", "a later entry has the same id; pi's index (and an id REV) names that one".into());
     }
     // An output too large for the session: the entry holds what the model saw, the file the

@@ -117,7 +117,7 @@ fn write_data(w: &mut dyn Write, s: &Session, view: &TreeView, page: &Page, gene
             w.write_all(b",")?;
         }
         let i = crate::session::EntryIdx::new(k);
-        match s.id_str(i).filter(|_| !s.entries[i].shadowed) {
+        match s.id_str(i).filter(|_| !s.entries[i].shadowed()) {
             Some(id) => json(w, &id)?,
             None => w.write_all(b"null")?,
         }

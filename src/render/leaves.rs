@@ -91,7 +91,7 @@ pub fn write_text(w: &mut dyn Write, ui: &Ui, s: &Session, leaves: &[Leaf]) -> s
 /// Each leaf's shortest unique id prefix (of 4 characters or more); `#N` for an entry
 /// without a string id, or whose id a later entry took (the id names that one).
 fn short_ids(s: &Session, leaves: &[Leaf]) -> Vec<String> {
-    let own = |i: EntryIdx| s.id_str(i).filter(|_| !s.entries[i].shadowed);
+    let own = |i: EntryIdx| s.id_str(i).filter(|_| !s.entries[i].shadowed());
     let wanted: Vec<&str> = leaves.iter().filter_map(|l| own(l.entry)).collect();
     let mut short = text::short_ids(s.ids().map(|(id, _)| id), &wanted, 4).into_iter();
     leaves

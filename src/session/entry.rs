@@ -465,15 +465,22 @@ pub struct EntryMeta {
     pub parent_id: StrRef,
     pub kind: EntryType,
     pub role: Role,
-    /// A later entry has the same id: pi's index keeps the later one, so this entry
-    /// cannot be reached by id.
-    pub shadowed: bool,
-    /// Valid JSON that pisces cannot parse whole (see `formats::pi::scan::Flags`).
-    pub unreadable: bool,
-    /// The index cut a parent cycle here: the entry is a root, though its `parentId`
-    /// names an entry of the file.
-    pub cycle_cut: bool,
+    /// `SHADOWED`, `UNREADABLE`, `CYCLE_CUT` (one byte, not three: the entry then takes 48
+    /// bytes instead of 56, and a large session has hundreds of thousands of them).
+    flags: u8,
 }
+
+// (Every session's index holds one for each entry.)
+const _: () = assert!(std::mem::size_of::<EntryMeta>() <= 48);
+
+/// A later entry has the same id: pi's index keeps the later one, so this entry cannot
+/// be reached by id.
+const SHADOWED: u8 = 1;
+/// Valid JSON that pisces cannot parse whole (see `formats::pi::scan::Flags`).
+const UNREADABLE: u8 = 2;
+/// The index cut a parent cycle here: the entry is a root, though its `parentId` names an
+/// entry of the file.
+const CYCLE_CUT: u8 = 4;
 
 impl EntryMeta {
     pub fn new(start: usize, len: usize, line: LineNo, kind: EntryType, role: Role) -> EntryMeta {
@@ -486,10 +493,45 @@ impl EntryMeta {
             parent_id: StrRef::NONE,
             kind,
             role,
-            shadowed: false,
-            unreadable: false,
-            cycle_cut: false,
+            flags: 0,
         }
+    }
+
+    fn set_flag(&mut self, flag: u8, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
+        }
+    }
+
+    /// A later entry has the same id: pi's index keeps the later one, so this entry
+    /// cannot be reached by id.
+    pub fn shadowed(&self) -> bool {
+        self.flags & SHADOWED != 0
+    }
+
+    pub fn set_shadowed(&mut self, on: bool) {
+        self.set_flag(SHADOWED, on);
+    }
+
+    /// Valid JSON that pisces cannot parse whole (see `formats::pi::scan::Flags`).
+    pub fn unreadable(&self) -> bool {
+        self.flags & UNREADABLE != 0
+    }
+
+    pub fn set_unreadable(&mut self, on: bool) {
+        self.set_flag(UNREADABLE, on);
+    }
+
+    /// The index cut a parent cycle here: the entry is a root, though its `parentId`
+    /// names an entry of the file.
+    pub fn cycle_cut(&self) -> bool {
+        self.flags & CYCLE_CUT != 0
+    }
+
+    pub fn set_cycle_cut(&mut self, on: bool) {
+        self.set_flag(CYCLE_CUT, on);
     }
 
     /// The resolved parent entry.

@@ -220,7 +220,7 @@ impl<'a> Session<'a> {
         let _ = self.by_id.set(by_id);
         for (i, prev) in shadowed {
             self.duplicate_ids = true;
-            self.entries[prev].shadowed = true;
+            self.entries[prev].set_shadowed(true);
             let message = format!(
                 "duplicate id {} (also on line {}); the later entry wins, as in pi",
                 show_id(self.id(i)),
@@ -393,7 +393,7 @@ impl<'a> Session<'a> {
                             ),
                         ));
                         self.entries[first].set_parent(None);
-                        self.entries[first].cycle_cut = true;
+                        self.entries[first].set_cycle_cut(true);
                         break;
                     }
                     _ => break,
@@ -540,7 +540,7 @@ impl<'a> Session<'a> {
     /// the map's: the ids are then read from memory one after the other, which for the
     /// sixty thousand ids of a large Claude Code file is several times faster.
     pub fn ids(&self) -> impl Iterator<Item = (&str, EntryIdx)> {
-        self.entries.enumerate().filter(|(_, e)| !e.shadowed).filter_map(|(i, _)| self.id_str(i).map(|id| (id, i)))
+        self.entries.enumerate().filter(|(_, e)| !e.shadowed()).filter_map(|(i, _)| self.id_str(i).map(|id| (id, i)))
     }
 
     /// The format's default leaf (pi: the last entry in file order, whatever its type).

@@ -231,7 +231,7 @@ fn put_entry(out: &mut Vec<u8>, e: &EntryMeta) {
     }
     let kind = EntryType::ALL.iter().position(|&k| k == e.kind).unwrap_or(0) as u8;
     let role = Role::ALL.iter().position(|&r| r == e.role).unwrap_or(0) as u8;
-    out.extend_from_slice(&[kind, role, e.unreadable as u8, 0]);
+    out.extend_from_slice(&[kind, role, e.unreadable() as u8, 0]);
 }
 
 /// The index of `s` (all of `data`), or `None` when it is not one to keep.
@@ -486,11 +486,11 @@ fn entry(rec: &[u8], k: usize, covered: usize, owned: usize) -> Option<EntryMeta
     e.set_parent(parent);
     e.id = id;
     e.parent_id = parent_id;
-    e.unreadable = match rec[46] {
+    e.set_unreadable(match rec[46] {
         0 => false,
         1 => true,
         _ => return None,
-    };
+    });
     (rec[47] == 0).then_some(e)
 }
 

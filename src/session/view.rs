@@ -610,7 +610,7 @@ impl<'s, 'a> PiTree<'s, 'a> {
         let mut attach: Vec<(EntryIdx, Option<EntryIdx>)> = Vec::with_capacity(n);
         for i in session.entries.indices() {
             let e = &session.entries[i];
-            let node = if e.shadowed || e.id.is_none() {
+            let node = if e.shadowed() || e.id.is_none() {
                 match tree.node_by_key(session.id(i)) {
                     Some(node) => node,
                     None => continue,
@@ -621,7 +621,7 @@ impl<'s, 'a> PiTree<'s, 'a> {
             let parent = match e.parent() {
                 // Where the index cut a parent cycle, the entry is a root, as the
                 // loading warning says (pi's tree would show no member of the cycle).
-                _ if e.cycle_cut && cycle_roots => None,
+                _ if e.cycle_cut() && cycle_roots => None,
                 Some(p) if !session.duplicate_ids => Some(p),
                 _ => {
                     let own = session.id(i);
@@ -689,7 +689,7 @@ impl<'s, 'a> PiTree<'s, 'a> {
         // it cut a cycle (both roots there): only those are looked up again.
         match self.session.parent(node) {
             Some(p) => Some(p),
-            None if self.cycle_roots && self.session.entries[node].cycle_cut => None,
+            None if self.cycle_roots && self.session.entries[node].cycle_cut() => None,
             None => self.session.parent_id(node).and_then(|p| self.session.get_id(p)),
         }
     }

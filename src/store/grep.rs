@@ -233,7 +233,7 @@ pub fn search(
     let mut sorted: Option<Vec<&str>> = None;
     let mut hits = Vec::new();
     for i in s.entries.indices() {
-        if only.is_some_and(|o| !o.contains(&i)) || s.entries[i].unreadable {
+        if only.is_some_and(|o| !o.contains(&i)) || s.entries[i].unreadable() {
             continue;
         }
         if !elsewhere.is_empty() && d.place(s, i).is_some_and(|(file, _)| elsewhere.contains(&file)) {
@@ -254,7 +254,7 @@ pub fn search(
             for (line, matches) in matching_lines(&q.decoded, &text) {
                 let sorted = sorted.get_or_insert_with(|| sorted_ids(s.ids().map(|(id, _)| id)));
                 let (file, line_no) = s.place(i);
-                let own_id = s.id_str(i).filter(|_| !s.synthetic_ids && !s.entries[i].shadowed);
+                let own_id = s.id_str(i).filter(|_| !s.synthetic_ids && !s.entries[i].shadowed());
                 hits.push(Hit {
                     entry: i,
                     rev: own_id.map_or_else(|| format!("#{}", s.entries[i].line), |id| short_id(id, sorted, 8)),

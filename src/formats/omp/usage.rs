@@ -38,7 +38,7 @@ fn may_count(s: &Session, i: EntryIdx) -> bool {
     let counts = matches!((e.kind, e.role), (EntryType::Message, Role::Assistant | Role::ToolResult))
         || own_type(s, i) == Some("model_usage");
     counts
-        && !e.unreadable
+        && !e.unreadable()
         && (e.role != Role::ToolResult || memchr::memmem::find(s.raw_line(i), b"\"task\"").is_some())
 }
 

@@ -103,7 +103,7 @@ pub fn path_fork<'a>(pi: &Pi, s: &Session<'a>, leaf: Option<EntryIdx>, shape: Sh
                 e.line
             )));
         }
-        if e.shadowed {
+        if e.shadowed() {
             let id = s.display_id(l);
             let later = s.id(l).and_then(|id| s.get_id(id)).map(|j| s.entries[j].line).unwrap_or_default();
             notes.push(format!(

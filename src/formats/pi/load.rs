@@ -439,7 +439,7 @@ pub(super) fn line_time(line: &[u8]) -> Option<f64> {
 /// §1.6).
 pub(super) fn parse(pi: &Pi, s: &Session, i: EntryIdx) -> Result<Value, Unreadable> {
     let e = &s.entries[i];
-    if e.unreadable {
+    if e.unreadable() {
         let why = s
             .diagnostics
             .iter()

@@ -56,12 +56,12 @@ impl<'s, 'a> PiRows<'s, 'a> {
     fn info(&self, i: EntryIdx, search: bool) -> Info<'a> {
         let need = RowNeed { search, ..self.need };
         let e = &self.session.entries[i];
-        if e.kind == EntryType::Message && e.role == Role::ToolResult && !e.unreadable && !search && !need.user_only {
+        if e.kind == EntryType::Message && e.role == Role::ToolResult && !e.unreadable() && !search && !need.user_only {
             if let Some(info) = quick_tool_result(self.session.raw_line(i)) {
                 return info;
             }
         }
-        if e.kind == EntryType::Message && e.role == Role::Assistant && !e.unreadable && !need.user_only {
+        if e.kind == EntryType::Message && e.role == Role::Assistant && !e.unreadable() && !need.user_only {
             let (flags, at) = (self.flags[i.get()], self.text_at[i.get()]);
             let line = self.session.raw_line(i);
             // The row reads the text, else `aborted`, else the error: with the text's place
@@ -747,11 +747,11 @@ fn entry_flags<'a>(
 ) -> Result<(u8, u16), Unreadable> {
     let e = &session.entries[i];
     let assistant = e.kind == EntryType::Message && e.role == Role::Assistant;
-    if !assistant && !e.unreadable && super::scan::has_parent_key(session.raw_line(i)) {
+    if !assistant && !e.unreadable() && super::scan::has_parent_key(session.raw_line(i)) {
         return Ok((0, 0));
     }
     // (A line the loader found unreadable is left to `parse_entry`, which says so.)
-    let quick = if assistant && !e.unreadable && (!need.user_only || need.search) {
+    let quick = if assistant && !e.unreadable() && (!need.user_only || need.search) {
         quick_assistant(session.raw_line(i), blocks, false)
     } else {
         None
@@ -1051,7 +1051,7 @@ fn parse_entry<'a>(
     need: RowNeed,
 ) -> Result<Info<'a>, Unreadable> {
     let e = &session.entries[i];
-    if e.unreadable {
+    if e.unreadable() {
         return Ok(Info::Unreadable);
     }
     if matches!(e.kind, EntryType::NotObject) {

@@ -206,7 +206,7 @@ fn scan_range(data: &[u8], range: Range<usize>, bad_lines: &BTreeSet<LineNo>, pr
         // (Kept for the report of an unknown role; a borrowed role costs nothing to keep.)
         let role_name = fields.role.clone();
         let (mut entry, ty) = fields.into_entry(line, span.clone(), bytes, &mut out.owned);
-        entry.unreadable = flags.unreadable.is_some();
+        entry.set_unreadable(flags.unreadable.is_some());
         if not_object {
             entry.kind = EntryType::NotObject;
         }

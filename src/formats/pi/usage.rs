@@ -61,7 +61,8 @@ fn may_count(s: &Session, i: EntryIdx) -> bool {
     );
     // An entry pisces cannot read adds nothing (loading reported it). Most tool results
     // carry no usage: they are skipped without parsing.
-    kind && !e.unreadable && (e.role != Role::ToolResult || memchr::memmem::find(s.raw_line(i), b"\"usage\"").is_some())
+    kind && !e.unreadable()
+        && (e.role != Role::ToolResult || memchr::memmem::find(s.raw_line(i), b"\"usage\"").is_some())
 }
 
 /// The totals of a usage value, when pi counts it: `if (!key || !usage) continue` (an
