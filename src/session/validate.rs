@@ -53,10 +53,13 @@ pub const MAX_DEPTH: u32 = 127;
 /// skips the rest of the line unchecked, and a line that serde_json cannot read must fail
 /// as it always did.
 pub fn serde_reads(raw: &[u8]) -> Option<&str> {
-    if !matches!(validate(raw), Verdict::Whole { .. }) {
-        return None;
-    }
-    let line = simdutf8::basic::from_utf8(raw).ok()?;
+    let Verdict::Whole { non_ascii } = validate(raw) else { return None };
+    // (A line of ASCII bytes, which the validator has just seen, is UTF-8 without a second pass.)
+    let line = match non_ascii {
+        true => simdutf8::basic::from_utf8(raw).ok()?,
+        // SAFETY: every byte is below 0x80 (the validator's verdict), so the bytes are UTF-8.
+        false => unsafe { std::str::from_utf8_unchecked(raw) },
+    };
     let surrogate = memchr::memmem::find_iter(raw, b"\\u")
         .any(|k| matches!(raw.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])));
     (!surrogate).then_some(line)
