@@ -366,7 +366,7 @@ fn decode(bytes: &[u8], key: &Key, data: &[u8], format: &str) -> Option<Kept> {
     let past = (data.len() - covered).saturating_mul(n) / covered;
     let mut entries = super::vec_for_large(n.saturating_add(past.saturating_mul(2)).saturating_add(1024));
     decode_entries(raw_entries, &mut entries, |k, rec| {
-        entry(rec, k, covered, owned.len()).filter(|e| e.line <= lines && e.line.get() > 0)
+        entry(rec, k, covered, owned.len()).filter(|e| e.line <= lines)
     })?;
     let raw: Map<String, Value> = serde_json::from_str(r.str()?).ok()?;
     let header_line = r.u32()?;

@@ -52,10 +52,10 @@ pub fn on_two_threads<R: Send, E: Send>(
 }
 
 /// A vector with room for `n` items, whose memory the kernel is asked to back with huge
-/// pages (2 MiB) where it can: a table of tens of megabytes filled at once otherwise
-/// takes a page fault, and a page zeroed, for every 4 KiB of it (a kept index's half a
-/// million entries: a quarter of `path`'s time). Only advice: where it is not taken (other
-/// systems, THP off), the vector is an ordinary one.
+/// pages (2 MiB) where it can: a table of tens of megabytes filled at once otherwise takes
+/// a page fault, with its bookkeeping, for every 4 KiB of it (a kept index's half a million
+/// entries: with the decoding on two threads, `path` took 0.80× the time). Only advice:
+/// where it is not taken (other systems, huge pages off), the vector is an ordinary one.
 pub fn vec_for_large<T>(n: usize) -> Vec<T> {
     let v = Vec::with_capacity(n);
     #[cfg(target_os = "linux")]
