@@ -128,7 +128,7 @@ const _: () = assert!(std::mem::size_of::<Line>() <= 48);
 
 /// Where a value the index found starts in its line (0: none; no value starts a line).
 /// Four bytes where a range took twelve: a large file has tens of thousands of lines, and
-/// the value's end is found again, in a few bytes, when it is read.
+/// the value's end is where its reader stops.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct At(u32);
 
@@ -140,11 +140,13 @@ impl At {
         At(u32::try_from(at).unwrap_or(0))
     }
 
-    /// The value's bytes in `line`: `None` when there is none, `Some(None)` when it does
-    /// not end (then the line is left to the parse).
-    pub fn value(self, line: &[u8]) -> Option<Option<&[u8]>> {
+    /// The value read as a `T`, from its first byte (serde stops where the value ends,
+    /// so the end is not looked for first: walking a reply's usage to its end was half of
+    /// reading it): `None` when there is none, `Some(None)` when it does not read as a `T`
+    /// (then the line is left to the parse).
+    pub fn read<'l, T: serde::Deserialize<'l>>(self, line: &'l [u8]) -> Option<Option<T>> {
         let at = self.0 as usize;
-        (at > 0).then(|| crate::session::walk::value_end(line, at).and_then(|end| line.get(at..end)))
+        (at > 0).then(|| T::deserialize(&mut serde_json::Deserializer::from_slice(line.get(at..)?)).ok())
     }
 }
 
@@ -361,9 +363,9 @@ impl Dialect for Claude {
     /// Read at the `timestamp` value the index found, else from the whole line.
     fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
         let raw = s.raw_line(i);
-        match self.lines[i.get()].time.value(raw).flatten() {
-            Some(v) => serde_json::from_slice::<load::Str>(v).ok()?.0.and_then(|t| crate::session::js::parse_date(&t)),
-            None => entries::line_time(raw),
+        match self.lines[i.get()].time.read::<load::Str>(raw) {
+            Some(Some(t)) => t.0.and_then(|t| crate::session::js::parse_date(&t)),
+            Some(None) | None => entries::line_time(raw),
         }
     }
 
@@ -395,8 +397,7 @@ impl Dialect for Claude {
     fn model(&self, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
         let assistant = s.entries[i].role == crate::session::Role::Assistant;
         let at = self.lines[i.get()].reply.filter(|_| assistant).map_or(At::NONE, |r| r.model);
-        let raw = at.value(s.raw_line(i)).flatten();
-        if let Some(Ok(m)) = raw.map(serde_json::from_slice::<load::Str>) {
+        if let Some(Some(m)) = at.read::<load::Str>(s.raw_line(i)) {
             return Ok(m.0.map(std::borrow::Cow::into_owned));
         }
         Ok(crate::session::format::model_of(&self.entry(s, i)?))

@@ -305,10 +305,8 @@ mod tests {
                 slow.attachment.and_then(|a| serde_json::from_str(a.get()).ok());
             assert_eq!(fast.attachment_type.as_deref(), attachment.as_ref().and_then(|a| a.ty.as_deref()), "{line}");
             // The time read at the span is the time read of the whole line.
-            let at = fast.time.value(line.as_bytes()).map(Option::unwrap);
-            let quick = at.and_then(|v| {
-                serde_json::from_slice::<Str>(v).ok()?.0.and_then(|t| crate::session::js::parse_date(&t))
-            });
+            let at = fast.time.read::<Str>(line.as_bytes()).map(Option::unwrap);
+            let quick = at.and_then(|t| t.0.and_then(|t| crate::session::js::parse_date(&t)));
             assert_eq!(quick, super::super::entries::line_time(line.as_bytes()), "{line}");
             // Without the header's fields: the same but for those.
             let mut lean = Head::default();

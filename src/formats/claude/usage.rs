@@ -196,17 +196,8 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
     // The model and the usage where the index found them, else from the whole line.
     if let Some(spans) = c.lines[i.get()].reply {
         let raw = s.raw_line(i);
-        let bytes = |at: super::At| at.value(raw);
-        let model = match bytes(spans.model) {
-            Some(Some(v)) => serde_json::from_slice::<Str>(v).ok(),
-            Some(None) => None,
-            None => Some(Str::default()),
-        };
-        let usage = match bytes(spans.usage) {
-            Some(Some(v)) => serde_json::from_slice::<UsageValue>(v).ok(),
-            Some(None) => None,
-            None => Some(UsageValue(None)),
-        };
+        let model = spans.model.read::<Str>(raw).unwrap_or(Some(Str::default()));
+        let usage = spans.usage.read::<UsageValue>(raw).unwrap_or(Some(UsageValue(None)));
         if let (Some(model), Some(usage)) = (model, usage) {
             return Ok(usage.0.map(|counts| priced(model.as_deref(), &counts)));
         }
@@ -280,12 +271,7 @@ fn response_from_spans(s: &Session, c: &Claude, i: EntryIdx, totals: Totals) -> 
     let spans = c.lines[i.get()].reply.filter(|r| r.plain_ids)?;
     let raw = s.raw_line(i);
     crate::session::validate::serde_reads(raw)?;
-    let text = |at: super::At| -> Option<Option<String>> {
-        match at.value(raw) {
-            Some(v) => serde_json::from_slice::<Option<String>>(v?).ok(),
-            None => Some(None),
-        }
-    };
+    let text = |at: super::At| -> Option<Option<String>> { at.read::<Option<String>>(raw).unwrap_or(Some(None)) };
     let id = super::Texts::of(s).get(i.get(), &c.lines[i.get()].message_id)?.to_string();
     let key = match text(spans.request_id)? {
         Some(req) => format!("{id}:{req}"),
