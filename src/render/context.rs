@@ -157,9 +157,10 @@ impl Serialize for PathIds<'_> {
     }
 }
 
-/// Writes `d` as `write_pretty` would, but its path's ids by hand: through serde's calls,
-/// one an id, the 270,000 ids of a 1 GB session's path were a quarter of `path`'s time
-/// when the session comes from its kept index.
+/// Writes `d` as `write_pretty` would (the derived `Serialize` stays the reference the
+/// test compares with), but its path's ids by hand: through serde's calls, one an id, the
+/// 270,000 ids of a 1 GB session's path were a sixth of `path`'s time when the session
+/// comes from its kept index.
 fn write_document(w: &mut dyn Write, d: &PathDocument) -> std::io::Result<()> {
     let mut m = super::json::Members::new(std::io::BufWriter::with_capacity(64 << 10, w))?;
     m.field("version", &d.version)?;
@@ -226,7 +227,7 @@ mod tests {
     #[test]
     fn the_document_written_by_hand_is_serdes() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-        // Ids no corpus file has: a number, an object, a string with escapes.
+        // Ids no corpus file has: a number, an object, strings with escapes.
         let odd = concat!(
             r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#,
             "\n",
@@ -252,33 +253,31 @@ mod tests {
         }
         let mut compared = 0;
         let mut odd_ids = 0;
-        {
-            for (path, bytes) in inputs {
-                let open = || Ok(vec![Source::from_bytes("t.jsonl", bytes.clone())]);
-                let Ok(n) = open::read(&open, crate::formats::ALL, &mut |_| Ok(()), |sessions, _| {
-                    let s = &sessions[0];
-                    let mut n = 0;
-                    let leaves = s.leaves().into_iter().map(Some).chain([None]);
-                    for leaf in leaves {
-                        let Ok(p) = s.dialect().project(s, leaf) else { continue };
-                        odd_ids +=
-                            p.path.iter().filter(|&&i| s.id_str(i).is_none_or(|id| id.contains(['"', '\t']))).count();
-                        for (llm, system) in [(false, false), (true, true)] {
-                            let llm = llm.then(|| s.dialect().llm_messages(&p));
-                            let d = document(s, &p, llm, system);
-                            let (mut fast, mut slow) = (Vec::new(), Vec::new());
-                            write_document(&mut fast, &d).unwrap();
-                            crate::render::json::write_pretty(&mut slow, &d).unwrap();
-                            assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow), "{path:?}");
-                            n += 1;
-                        }
+        for (path, bytes) in inputs {
+            let open = || Ok(vec![Source::from_bytes("t.jsonl", bytes.clone())]);
+            let Ok(n) = open::read(&open, crate::formats::ALL, &mut |_| Ok(()), |sessions, _| {
+                let s = &sessions[0];
+                let mut n = 0;
+                let leaves = s.leaves().into_iter().map(Some).chain([None]);
+                for leaf in leaves {
+                    let Ok(p) = s.dialect().project(s, leaf) else { continue };
+                    odd_ids +=
+                        p.path.iter().filter(|&&i| s.id_str(i).is_none_or(|id| id.contains(['"', '\t']))).count();
+                    for (llm, system) in [(false, false), (true, true)] {
+                        let llm = llm.then(|| s.dialect().llm_messages(&p));
+                        let d = document(s, &p, llm, system);
+                        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                        write_document(&mut fast, &d).unwrap();
+                        crate::render::json::write_pretty(&mut slow, &d).unwrap();
+                        assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow), "{path:?}");
+                        n += 1;
                     }
-                    Ok(n)
-                }) else {
-                    continue;
-                };
-                compared += n;
-            }
+                }
+                Ok(n)
+            }) else {
+                continue;
+            };
+            compared += n;
         }
         assert!(compared > 200, "{compared}");
         assert!(odd_ids >= 8, "{odd_ids}");
