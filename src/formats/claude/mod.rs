@@ -76,8 +76,7 @@ impl Format for ClaudeFormat {
         // Every line it takes names a `sessionId` or a `leafUuid`: a head without either key
         // (nor a `\u` escape, which could spell one) is another agent's, read no further.
         // (Store discovery sniffs every file: parsing the lines of each was most of a warm `ls`.)
-        let has = |k: &[u8]| memchr::memmem::find(head, k).is_some();
-        if !has(b"\"sessionId\"") && !has(b"\"leafUuid\"") && !has(b"\\u") {
+        if !crate::session::format::may_hold_any(head, &[b"\"sessionId\"", b"\"leafUuid\""]) {
             return Fit::No;
         }
         for line in head.split(|&b| b == b'\n').take(64) {
