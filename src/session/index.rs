@@ -89,6 +89,17 @@ pub struct Parts<'a> {
     pub synthetic_ids: bool,
 }
 
+/// An id map the reader made while it read (Claude Code's, which resolves `parentUuid`s
+/// before the session exists): the session takes it rather than hash every id again.
+#[derive(Debug)]
+pub struct IdMap {
+    /// Entry numbers hashed by [`hash_bytes`] of their ids; an id's entry is the last
+    /// with it.
+    pub table: HashTable<u32>,
+    /// Each entry a later one with the same id shadows: (that later one, it).
+    pub shadowed: Vec<(EntryIdx, EntryIdx)>,
+}
+
 /// Children of entry `i`, in order: `kids[kid_at[i]..kid_at[i + 1]]` (two arrays of four
 /// bytes an entry; a graph library's nodes and edges took three times that), and the
 /// entries without a (resolvable) parent, in file order. Built when first asked for:
@@ -141,7 +152,15 @@ impl<'a> Session<'a> {
     /// to set afterwards.
     pub fn build(parts: Parts<'a>, order: ChildOrder) -> Session<'a> {
         let mut s = Session::unlinked(parts, order);
-        s.link();
+        s.link(None);
+        s
+    }
+
+    /// [`Session::build`] with the id map the reader made of the same entries, ids and
+    /// owned strings (the one `build` would make).
+    pub fn build_with_ids(parts: Parts<'a>, order: ChildOrder, ids: IdMap) -> Session<'a> {
+        let mut s = Session::unlinked(parts, order);
+        s.link(Some(ids));
         s
     }
 
@@ -213,10 +232,13 @@ impl<'a> Session<'a> {
         Some(s)
     }
 
-    /// Builds the id map, resolves parents and breaks cycles.
-    fn link(&mut self) {
+    /// Builds the id map (unless given), resolves parents and breaks cycles.
+    fn link(&mut self, ids: Option<IdMap>) {
         let mut diags = Vec::new();
-        let (by_id, shadowed) = self.id_table();
+        let (by_id, shadowed) = match ids {
+            Some(IdMap { table, shadowed }) => (table, shadowed),
+            None => self.id_table(),
+        };
         let _ = self.by_id.set(by_id);
         for (i, prev) in shadowed {
             self.duplicate_ids = true;

@@ -82,7 +82,7 @@ impl View {
             return view;
         }
         let t = Texts::of(s);
-        let find = |u: Option<&str>| u.and_then(|u| c.find(t, u)).filter(|&k| k < limit);
+        let find = |u: Option<&str>| u.and_then(|u| s.get(u)).map(EntryIdx::get).filter(|&k| k < limit);
         let (anchor, kept) = if let Some(list) = meta.get("preservedMessages") {
             let uuids: Vec<Option<&str>> =
                 list.get("uuids").and_then(Value::as_array).into_iter().flatten().map(Value::as_str).collect();
@@ -127,7 +127,7 @@ impl View {
             return if pos == 0 { self.anchor } else { Some(self.kept[pos - 1]) };
         }
         let t = Texts::of(s);
-        let p = c.parent_uuid(t, k).and_then(|p| c.find(t, p))?;
+        let p = c.parent_uuid(t, k).and_then(|p| s.get(p))?.get();
         let tail = self.kept.last().copied();
         if tail.is_some() && Some(p) == self.anchor {
             return tail;

@@ -157,9 +157,9 @@ fn user_messages(s: &Session, c: &Claude, v: &Value, names: Option<&Names>) -> V
 }
 
 fn assistant_message(v: &Value) -> Value {
-    let m = v.get("message").cloned().unwrap_or_default();
+    let m = v.get("message").unwrap_or(&Value::Null);
     let model = m.get("model").cloned().unwrap_or_default();
-    let u = usage::totals_of(&m);
+    let u = usage::totals_of(m);
     json!({
         "role": "assistant",
         "content": content_blocks(m.get("content")),

@@ -300,9 +300,11 @@ pub fn load_with<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, how: Valida
         .rev()
         .find(|&k| entries[k].kind == EntryType::Message && !lines[k].sidechain)
         .map(crate::session::EntryIdx::new);
-    let dialect = Claude::new(Texts::new(data, &entries, &owned), lines);
+    let mut dialect = Claude::new(Texts::new(data, &entries, &owned), lines);
     linearize_tool_results(data, &mut entries, &dialect, &mut owned);
     root_kept_tails(data, &mut entries, &dialect, &owned);
+    // (Both change parents only: the uuids the map holds are as they were.)
+    let ids = dialect.take_ids();
     let parts = Parts {
         file: name,
         path: source.path.clone(),
@@ -314,7 +316,7 @@ pub fn load_with<'a>(source: &'a Source, exclude: &BTreeSet<LineNo>, how: Valida
         dialect: Box::new(dialect),
         synthetic_ids: false,
     };
-    let mut s = Session::build(parts, ChildOrder::File);
+    let mut s = Session::build_with_ids(parts, ChildOrder::File, ids);
     s.title = title.map(Cow::into_owned);
     // The leaf `--resume` takes: the one the last `last-prompt` line names while it is one
     // (the client does not write that line after every turn: after a local command such as
@@ -532,6 +534,16 @@ fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, ow
     let written: Vec<u32> = c.parents.iter().map(|p| p.unwrap_or(crate::session::index::NO_KEY)).collect();
     let (at, child) = crate::session::index::lists(&written, n);
     let children = |p: usize| child[at[p] as usize..at[p + 1] as usize].iter().map(|&c| c as usize);
+    // Whether `child`'s `parentUuid` as written is `parent`'s uuid (known from the two
+    // references without reading the strings when the loader gave the child its parent's).
+    let names = |child: usize, parent: usize| {
+        let written = &c.lines[child].parent;
+        !written.is_none()
+            && written.same_known(&entries[parent].id).unwrap_or_else(|| {
+                let p = c.parent_uuid(t, child);
+                p.is_some() && p == t.uuid(parent)
+            })
+    };
     let mut new_parent: Vec<(usize, usize)> = Vec::new();
     let mut results: Vec<usize> = Vec::new();
     for first in 0..n {
@@ -540,10 +552,7 @@ fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, ow
         if members.first() != Some(&(first as u32)) {
             continue;
         }
-        let chained = members.windows(2).all(|w| {
-            let parent = c.parent_uuid(t, w[1] as usize);
-            parent.is_some() && parent == t.uuid(w[0] as usize)
-        });
+        let chained = members.windows(2).all(|w| names(w[1] as usize, w[0] as usize));
         if !chained {
             continue;
         }
@@ -574,10 +583,11 @@ fn linearize_tool_results(data: &[u8], entries: &mut [EntryMeta], c: &Claude, ow
     // reference to its uuid (a copy of the string only where that names a place in its line).
     let moved: Vec<(usize, usize, Option<String>)> = new_parent
         .into_iter()
+        .filter(|&(child, parent)| !names(child, parent))
         .filter_map(|(child, parent)| {
             let p = t.uuid(parent)?;
             let copy = (!entries[parent].id.portable()).then(|| p.to_string());
-            (c.parent_uuid(t, child) != Some(p)).then_some((child, parent, copy))
+            Some((child, parent, copy))
         })
         .collect();
     for (child, parent, copy) in moved {
@@ -642,5 +652,39 @@ mod tests {
         assert!(reported.contains(&(Problem::Malformed, Some(LineNo(3)))), "{reported:?}");
         // Loaded lazily, the line is an entry until something parses it.
         assert_eq!(load(&source(), &BTreeSet::new()).unwrap().entries.len(), 4);
+    }
+
+    /// The id map the loader makes and hands to the session finds, for every uuid, the
+    /// last entry with it, and reports the ones shadowed, as the session's own would:
+    /// on every file of the corpus, and on one whose uuids repeat.
+    #[test]
+    fn the_loaders_id_map_is_the_sessions() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/claude-code-2.1.332");
+        let mut sources: Vec<Source> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .map(|p| Source::open(&p).unwrap())
+            .collect();
+        assert!(sources.len() > 20);
+        // (The last line's uuid made the second's; the broken third line is no entry.)
+        let repeated = FILE.replace(r#""uuid":"a2""#, r#""uuid":"a1""#);
+        sources.push(Source::from_bytes("repeated.jsonl", repeated.into_bytes()));
+        for source in &sources {
+            let s = load_with(source, &BTreeSet::new(), Validate::All).unwrap();
+            let ids: Vec<String> = s.entries.indices().map(|i| s.id_str(i).unwrap().to_string()).collect();
+            let mut repeats = 0;
+            for (k, id) in ids.iter().enumerate() {
+                let last = ids.iter().rposition(|x| x == id).unwrap();
+                assert_eq!(s.get(id).map(crate::session::EntryIdx::get), Some(last), "{} {id}", source.name);
+                repeats += usize::from(last != k);
+                assert_eq!(s.entries[crate::session::EntryIdx::new(k)].shadowed(), last != k, "{} {id}", source.name);
+            }
+            assert_eq!(s.duplicate_ids, repeats > 0, "{}", source.name);
+            assert_eq!(repeats > 0, source.name == "repeated.jsonl");
+            let warned = s.diagnostics.iter().filter(|d| d.kind == Problem::DuplicateId).count();
+            assert_eq!(warned, repeats, "{}", source.name);
+        }
     }
 }

@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::session::check::{Finding, Level};
 use crate::session::entry::{EntryIdx, EntryMeta, LineNo, Owned, StrRef};
 use crate::session::format::{Dialect, Fit, Format, FormatInfo, Response, RowNeed, Unreadable, Unsupported};
-use crate::session::index::{hash_bytes, lists, NO_KEY};
+use crate::session::index::{hash_bytes, lists, IdMap, NO_KEY};
 use crate::session::projection::{convert_to_llm, Projection};
 use crate::session::rows::Rows;
 use crate::session::usage::Totals;
@@ -198,9 +198,9 @@ impl<'s> Texts<'s> {
 #[derive(Debug)]
 pub struct Claude {
     pub lines: Vec<Line>,
-    /// uuid -> the last entry with it: entry numbers hashed by their uuids, which stay in
-    /// the file.
-    by_uuid: HashTable<u32>,
+    /// uuid -> the last entry with it, while the file is read; then the session's id map
+    /// ([`Claude::take_ids`]), which it is.
+    ids: IdMap,
     /// Each entry's parent by its `parentUuid` as written (the last entry with that uuid).
     pub parents: Vec<Option<u32>>,
     /// Each entry's reply (its group of lines sharing a message.id), or `NO_KEY`; a group's
@@ -241,9 +241,10 @@ impl Claude {
     /// The index of `lines`, one for each entry of `t`.
     pub fn new(t: Texts, lines: Vec<Line>) -> Claude {
         let n = lines.len();
+        // (The session's id map, as `Session::build` would make it: made once, here.)
         let mut by_uuid: HashTable<u32> = HashTable::with_capacity(n);
         let rehash = |&k: &u32| t.uuid(k as usize).map_or(0, |s| hash_bytes(s.as_bytes()));
-        let mut repeated = false;
+        let mut shadowed = Vec::new();
         for k in 0..n {
             let Some(uuid) = t.uuid(k) else { continue };
             match by_uuid.entry(hash_bytes(uuid.as_bytes()), |&j| t.uuid(j as usize) == Some(uuid), rehash) {
@@ -251,11 +252,12 @@ impl Claude {
                     v.insert(k as u32);
                 }
                 Entry::Occupied(mut o) => {
-                    repeated = true;
-                    *o.get_mut() = k as u32;
+                    let before = std::mem::replace(o.get_mut(), k as u32);
+                    shadowed.push((EntryIdx::new(k), EntryIdx::new(before as usize)));
                 }
             }
         }
+        let repeated = !shadowed.is_empty();
         // Replies: the first line of each group stands for it in the table.
         let replies = lines.iter().filter(|l| !l.message_id.is_none()).count();
         let mut groups: HashTable<u32> = HashTable::with_capacity(replies);
@@ -282,7 +284,7 @@ impl Claude {
         let (group_at, members) = lists(&group_of, firsts.len());
         let mut c = Claude {
             lines,
-            by_uuid,
+            ids: IdMap { table: by_uuid, shadowed },
             parents: Vec::new(),
             group_of,
             group_at,
@@ -315,9 +317,15 @@ impl Claude {
         self.call_names.get_or_init(|| entries::call_names(s)).get(id).cloned().unwrap_or(Value::Null)
     }
 
-    /// The last entry with `uuid`.
+    /// The last entry with `uuid`, while the file is read (after, the session's
+    /// `Session::get` answers).
     pub fn find(&self, t: Texts, uuid: &str) -> Option<usize> {
-        self.by_uuid.find(hash_bytes(uuid.as_bytes()), |&k| t.uuid(k as usize) == Some(uuid)).map(|&k| k as usize)
+        self.ids.table.find(hash_bytes(uuid.as_bytes()), |&k| t.uuid(k as usize) == Some(uuid)).map(|&k| k as usize)
+    }
+
+    /// The id map made while the file was read, for the session to take.
+    pub fn take_ids(&mut self) -> IdMap {
+        std::mem::replace(&mut self.ids, IdMap { table: HashTable::new(), shadowed: Vec::new() })
     }
 
     /// Entry `k`'s `parentUuid` as written.
