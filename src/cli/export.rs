@@ -124,13 +124,11 @@ fn parquet(ctx: &Ctx, args: &Args, dir: &std::path::Path) -> anyhow::Result<Exit
     if args.all != args.sessions.is_empty() {
         anyhow::bail!("--parquet: name the SESSIONs to export, or give --all (not both)");
     }
-    let mut cache = open_cache(ctx, Kind::Responses);
-    let sessions = if args.all {
-        let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, cache.as_ref());
-        super::set_listing(cache.as_mut(), &found.sessions);
-        found.sessions
+    let (sessions, cache) = if args.all {
+        let (found, cache) = super::discover_cached(ctx, Kind::Responses);
+        (found.sessions, cache)
     } else {
-        super::named_sessions(ctx, &args.sessions, "export")?
+        (super::named_sessions(ctx, &args.sessions, "export")?, open_cache(ctx, Kind::Responses))
     };
     let progress = Progress::new("exporting", sessions.len());
     let report = crate::export::store::export(

@@ -108,9 +108,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         model: args.model.clone(),
         grep: args.grep.as_deref().map(|p| Query::new(p, PatternOptions::default())).transpose()?,
     };
-    let mut cache = super::open_cache(ctx, Kind::Summaries);
-    let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, cache.as_ref());
-    super::set_listing(cache.as_mut(), &found.sessions);
+    let (found, cache) = super::discover_cached(ctx, Kind::Summaries);
     let progress = Progress::new("reading", found.sessions.len());
     let threads = crate::store::threads();
     let listing =

@@ -177,6 +177,19 @@ pub fn open_cache(ctx: &Ctx, kind: crate::store::cache::Kind) -> Option<crate::s
     ctx.cache_dir.as_deref().map(|d| crate::store::cache::Cache::open(d, kind, ctx.formats, None))
 }
 
+/// Every session of the store, and the whole-store cache of `kind` (unless `--no-cache`),
+/// opened while the folders are listed and told the listing.
+pub fn discover_cached(
+    ctx: &Ctx,
+    kind: crate::store::cache::Kind,
+) -> (crate::store::Discovery, Option<crate::store::cache::Cache>) {
+    let (dir, formats) = (ctx.cache_dir.as_deref(), ctx.formats);
+    let open = move || dir.map(|d| crate::store::cache::Cache::open(d, kind, formats, None));
+    let (found, mut cache) = crate::store::discover_opening(&ctx.env, ctx.session_dir.as_deref(), formats, open);
+    set_listing(cache.as_mut(), &found.sessions);
+    (found, cache)
+}
+
 /// Tells the cache the whole store's listing, once it was discovered (sessions of formats
 /// that read other files of the store are cached only then).
 pub fn set_listing(cache: Option<&mut crate::store::cache::Cache>, found: &[crate::store::Where]) {

@@ -108,19 +108,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitStatus> {
         until: time(&args.until).map_err(anyhow::Error::msg)?,
         model: args.model.clone(),
     };
-    let mut cache = open_cache(ctx, Kind::Responses);
-    let (sessions, heads) = if args.sessions.is_empty() {
-        let found = crate::store::discover(&ctx.env, ctx.session_dir.as_deref(), ctx.formats, cache.as_ref());
-        super::set_listing(cache.as_mut(), &found.sessions);
-        (found.sessions, found.heads)
+    let (sessions, heads, cache) = if args.sessions.is_empty() {
+        let (found, cache) = super::discover_cached(ctx, Kind::Responses);
+        (found.sessions, found.heads, cache)
     } else {
-        (super::named_sessions(ctx, &args.sessions, "stats")?, Vec::new())
+        (super::named_sessions(ctx, &args.sessions, "stats")?, Vec::new(), open_cache(ctx, Kind::Responses))
     };
     let progress = Progress::new("reading", sessions.len());
     let threads = crate::store::threads();
-    let report = stats::stats(&sessions, &heads, ctx.formats, &filter, args.by, threads, cache.as_ref(), &mut |done| {
-        progress.set(done)
-    });
+    // (The process exits after the report.)
+    let leave = crate::session::open::Afterwards::LeaveToExit;
+    let report =
+        stats::stats(&sessions, &heads, ctx.formats, &filter, args.by, threads, cache.as_ref(), leave, &mut |done| {
+            progress.set(done)
+        });
     progress.finish();
     save_cache(cache);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

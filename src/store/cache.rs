@@ -452,9 +452,26 @@ impl Out {
     }
 }
 
-/// The checksum a cache file ends with: CRC-32 of what comes before, at memory speed.
+/// The checksum a cache file ends with: CRC-32 of what comes before, at memory speed; a
+/// large file's two halves on two threads, their CRCs combined (the same value). A warm
+/// `stats` of ten thousand sessions opens a cache of 340 MB, whose check alone took 14 ms.
 fn checksum(body: &[u8]) -> u64 {
-    u64::from(crc32fast::hash(body))
+    const PARALLEL: usize = 32 << 20;
+    if body.len() < PARALLEL {
+        return u64::from(crc32fast::hash(body));
+    }
+    let crc = |part: &[u8]| {
+        let mut h = crc32fast::Hasher::new();
+        h.update(part);
+        h
+    };
+    let (first, second) = body.split_at(body.len() / 2);
+    let (mut first, second) = std::thread::scope(|t| {
+        let second = t.spawn(|| crc(second));
+        (crc(first), second.join().expect("a worker thread panicked"))
+    });
+    first.combine(&second);
+    u64::from(first.finalize())
 }
 
 /// The cache file of `entries`; an entry read from the file at the start is copied from
@@ -813,6 +830,22 @@ mod tests {
         let sum = checksum(&b[..body]);
         b[body..].copy_from_slice(&sum.to_le_bytes());
         b
+    }
+
+    /// A body checked in two halves has the CRC of the whole, and a changed byte in either
+    /// half changes it.
+    #[test]
+    fn a_large_body_is_checked_in_halves_to_the_same_crc() {
+        // Over the size checked on two threads, with a byte changed in either half.
+        let mut body: Vec<u8> = (0..(33u32 << 20)).map(|k| (k.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        assert_eq!(checksum(&body), u64::from(crc32fast::hash(&body)));
+        let sum = checksum(&body);
+        for at in [1000, body.len() - 1000] {
+            body[at] ^= 1;
+            assert_ne!(checksum(&body), sum);
+            assert_eq!(checksum(&body), u64::from(crc32fast::hash(&body)));
+            body[at] ^= 1;
+        }
     }
 
     /// The parser bounds every count and length: damage past the checksum is an answer
