@@ -145,6 +145,33 @@ pub struct Companion {
     pub limit: Option<u64>,
 }
 
+/// [`Dialect::model`]'s default: where the line already is the entry, only its
+/// `message.model` is read of it (the content is skipped unbuilt), else the entry is built.
+pub fn default_model<D: Dialect + ?Sized>(d: &D, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
+    // (A line that does not fit, a duplicate key say, is read whole as below.)
+    if d.lines_are_entries() {
+        if let Some(model) = parsed_model(s.raw_line(i)) {
+            return Ok(model);
+        }
+    }
+    Ok(model_of(&d.entry(s, i)?))
+}
+
+/// A line's `message.model` when a string, parsed with the rest of the line skipped; `None`
+/// when the line does not read so.
+pub(crate) fn parsed_model(line: &[u8]) -> Option<Option<String>> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        message: Option<Message>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Message {
+        model: Option<Value>,
+    }
+    let l = serde_json::from_slice::<Line>(line).ok()?;
+    Some(l.message.and_then(|m| m.model).and_then(|m| m.as_str().map(str::to_string)))
+}
+
 /// `message.model` of an entry in the common shape, when a string.
 pub fn model_of(entry: &Value) -> Option<String> {
     entry.get("message").and_then(|m| m.get("model")).and_then(Value::as_str).map(str::to_string)
@@ -207,21 +234,7 @@ pub trait Dialect: Send + Sync {
     /// string). `ls` reads it of every reply: where the line already is the entry, only
     /// that field is read of it (the content is skipped unbuilt), else the entry is built.
     fn model(&self, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
-        #[derive(serde::Deserialize)]
-        struct Line {
-            message: Option<Message>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Message {
-            model: Option<Value>,
-        }
-        // (A line that does not fit, a duplicate key say, is read whole as below.)
-        if self.lines_are_entries() {
-            if let Ok(l) = serde_json::from_slice::<Line>(s.raw_line(i)) {
-                return Ok(l.message.and_then(|m| m.model).and_then(|m| m.as_str().map(str::to_string)));
-            }
-        }
-        Ok(model_of(&self.entry(s, i)?))
+        default_model(self, s, i)
     }
 
     /// The model response entry `i` records, as `pisces stats` counts it across sessions:

@@ -60,9 +60,21 @@ pub fn serde_reads(raw: &[u8]) -> Option<&str> {
         // SAFETY: every byte is below 0x80 (the validator's verdict), so the bytes are UTF-8.
         false => unsafe { std::str::from_utf8_unchecked(raw) },
     };
-    let surrogate = memchr::memmem::find_iter(raw, b"\\u")
-        .any(|k| matches!(raw.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])));
-    (!surrogate).then_some(line)
+    (!surrogate_escape(raw)).then_some(line)
+}
+
+/// [`serde_reads`] of a line already validated whole and found neither too deep nor with a
+/// number out of range (a pi entry's that pisces reads: its loading validated every line,
+/// `formats::pi::scan`): only the checks the validator leaves, UTF-8 and surrogates.
+pub fn serde_reads_validated(raw: &[u8]) -> Option<&str> {
+    let line = simdutf8::basic::from_utf8(raw).ok()?;
+    (!surrogate_escape(raw)).then_some(line)
+}
+
+/// Whether `raw` has a `\uD800`–`\uDFFF` escape.
+fn surrogate_escape(raw: &[u8]) -> bool {
+    memchr::memmem::find_iter(raw, b"\\u")
+        .any(|k| matches!(raw.get(k + 2..k + 4), Some([b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'])))
 }
 
 /// Validates one line (without its `\n`).

@@ -132,6 +132,62 @@ pub fn last_values<const N: usize>(b: &[u8], at: usize, keys: [&[u8]; N]) -> Opt
     Some(found)
 }
 
+/// Where the values of the top-level keys asked for start, and of the `message` object's
+/// (`None`: the message is null or missing), each `None` where the key is not there.
+pub type Fields<const T: usize, const M: usize> = ([Option<usize>; T], Option<[Option<usize>; M]>);
+
+/// Where the values of a line's top-level `top` keys start, and of its `message` object's
+/// `inner` keys (`None` for a `message` that is null or missing), read as a derived
+/// `Deserialize` of structs with those optional fields reads them: only from a line its
+/// loading validated whole, as pi's does every line, that serde_json reads too
+/// ([`super::validate::serde_reads_validated`]), an object whose `message` is an object or
+/// null and whose keys wanted are each there once, unescaped. `None` for any other line,
+/// which the caller parses. (pi's `usage` and `model` of every reply, for `ls`, `stats`
+/// and `leaves`: serde skipped the rest of the line string by string.)
+pub fn entry_fields_validated<const T: usize, const M: usize>(
+    line: &[u8],
+    top: [&[u8]; T],
+    inner: [&[u8]; M],
+) -> Option<Fields<T, M>> {
+    super::validate::serde_reads_validated(line)?;
+    let (mut found, mut message, mut messages) = ([None; T], None, 0);
+    let once = |slot: &mut Option<usize>, at: usize| slot.replace(at).is_none().then_some(());
+    let start = skip_ws(line, 0);
+    object(line, start, |k, at| {
+        if k == b"message" {
+            messages += 1;
+            if messages > 1 {
+                return None;
+            }
+            return match line.get(at)? {
+                b'{' => {
+                    let mut fields = [None; M];
+                    let end = object(line, at, |k, v| {
+                        if let Some(n) = inner.iter().position(|&x| x == k) {
+                            once(&mut fields[n], v)?;
+                        }
+                        value_end(line, v)
+                    })?;
+                    message = Some(fields);
+                    Some(end)
+                }
+                b'n' => value_end(line, at),
+                _ => None,
+            };
+        }
+        if let Some(n) = top.iter().position(|&x| x == k) {
+            once(&mut found[n], at)?;
+        }
+        value_end(line, at)
+    })?;
+    Some((found, message))
+}
+
+/// The JSON value starting at `line[at]`, parsed (serde reads one value and stops there).
+pub fn value_at(line: &[u8], at: usize) -> Option<serde_json::Value> {
+    serde::Deserialize::deserialize(&mut serde_json::Deserializer::from_slice(line.get(at..)?)).ok()
+}
+
 /// The characters of the JSON string at `s[i] == '"'`, decoded one at a time, so that a
 /// reader wanting the start of a long text decodes only that. `Err` for what serde_json
 /// refuses and a validated line may still hold (a lone surrogate).

@@ -164,6 +164,10 @@ impl Dialect for Pi {
         usage::response(s, self, i)
     }
 
+    fn model(&self, s: &Session, i: EntryIdx) -> Result<Option<String>, Unreadable> {
+        usage::model(s, self, i)
+    }
+
     fn writer(&self) -> Result<&dyn Writer, Unsupported> {
         Ok(self)
     }

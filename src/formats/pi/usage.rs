@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::session::entry::{EntryIdx, EntryType, Role};
 use crate::session::format::{default_response, response_key, Dialect, Response, Unreadable};
 use crate::session::usage::Totals;
-use crate::session::{js, Session};
+use crate::session::{js, walk, Session};
 
 /// The fields of a line that carry usage; everything else is skipped unread.
 #[derive(Deserialize)]
@@ -30,22 +30,53 @@ pub fn entry_usage(s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadabl
         return Ok(None);
     }
     let line = s.raw_line(i);
-    let usage = match serde_json::from_slice::<UsageFields>(line) {
-        Ok(f) => {
-            if s.entries[i].kind == EntryType::Message {
-                f.message.and_then(|m| m.usage)
-            } else {
-                f.usage
-            }
-        }
+    let message = s.entries[i].kind == EntryType::Message;
+    // Walked to the value where the line allows it (the value the parse reads), else parsed.
+    let usage = match walked_usage(line, message) {
+        Some(usage) => usage,
+        None => parsed_usage(s, i, message)?,
+    };
+    Ok(counted(usage))
+}
+
+/// The usage value of a line loading validated and pisces reads (its message's, for a
+/// message), found by walking it; `None` when the walk leaves the line to [`parsed_usage`]
+/// (`walk::entry_fields_validated`).
+fn walked_usage(line: &[u8], message: bool) -> Option<Option<Value>> {
+    let (top, inner) = walk::entry_fields_validated(line, [b"usage"], [b"usage"])?;
+    let at = if message { inner.and_then(|[u]| u) } else { top[0] };
+    Some(at.and_then(|at| walk::value_at(line, at)).filter(|u| !u.is_null()))
+}
+
+/// The usage value of entry `i`'s line, parsed with everything else skipped.
+fn parsed_usage(s: &Session, i: EntryIdx, message: bool) -> Result<Option<Value>, Unreadable> {
+    Ok(match serde_json::from_slice::<UsageFields>(s.raw_line(i)) {
+        Ok(f) if message => f.message.and_then(|m| m.usage),
+        Ok(f) => f.usage,
         // Not the expected shape (a `message` that is no object, …): no usage, unless the
         // line does not parse at all.
         Err(_) => {
             s.parse(i)?;
             None
         }
-    };
-    Ok(counted(usage))
+    })
+}
+
+/// The model entry `i`'s message names (see [`Dialect::model`]), read by walking its line
+/// where loading found it readable (pi's loading validated it), else as the default reads it.
+pub fn model(s: &Session, d: &dyn Dialect, i: EntryIdx) -> Result<Option<String>, Unreadable> {
+    match walked_model(s.raw_line(i)).filter(|_| !s.entries[i].unreadable()) {
+        Some(model) => Ok(model),
+        None => crate::session::format::default_model(d, s, i),
+    }
+}
+
+/// A validated line's `message.model` when a string, found by walking the line; `None`
+/// when the walk leaves the line to the parse (`walk::entry_fields_validated`).
+fn walked_model(line: &[u8]) -> Option<Option<String>> {
+    let (_, message) = walk::entry_fields_validated(line, [], [b"model"])?;
+    let model = message.and_then(|[m]| m).and_then(|at| walk::value_at(line, at));
+    Some(model.as_ref().and_then(Value::as_str).map(str::to_string))
 }
 
 /// Whether entry `i` may add usage: its kind may carry it, pisces can read it, and (a tool
@@ -121,12 +152,10 @@ pub fn response(s: &Session, d: &dyn Dialect, i: EntryIdx) -> Result<Option<Resp
 mod tests {
     use super::*;
 
-    /// The response read in one parse is the default's (the usage, then the entry built
-    /// whole), on every entry of the pi corpora and on entries made to need the default
+    /// Every file of the pi corpora, and one of entries made to need a whole parse
     /// (repeated keys, an escaped key, a timestamp that is a number, a message that is
     /// text, a lone surrogate) or to read as null.
-    #[test]
-    fn a_response_read_at_once_is_the_default_response() {
+    fn files() -> Vec<(String, Vec<u8>)> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
         let mut files: Vec<(String, Vec<u8>)> = Vec::new();
         for dir in ["pi-1.6.0", "pi-0.73.1", "edge", "real"] {
@@ -186,8 +215,15 @@ mod tests {
             ),
         ];
         files.push(("made.jsonl".into(), format!("{header}\n{}\n", made.join("\n")).into_bytes()));
+        files
+    }
+
+    /// The response read in one parse is the default's (the usage, then the entry built
+    /// whole), on every entry of [`files`].
+    #[test]
+    fn a_response_read_at_once_is_the_default_response() {
         let (mut responses, mut at_once) = (0, 0);
-        for (name, bytes) in files {
+        for (name, bytes) in files() {
             let source = crate::session::Source::from_bytes(&name, bytes);
             let Ok(session) = super::super::load::load(&source, &Default::default()) else { continue };
             let d = session.dialect();
@@ -208,5 +244,50 @@ mod tests {
             }
         }
         assert!(responses > 50 && at_once > 50, "{responses} responses, {at_once} read at once");
+    }
+
+    /// A usage or model walked to is the one serde reads with the rest of the line skipped,
+    /// on every line of [`files`]; the walk reads most lines itself, and leaves to the parse
+    /// those made to need it.
+    #[test]
+    fn a_walked_usage_and_model_are_the_parsed_ones() {
+        use crate::session::format::parsed_model;
+        use crate::session::validate::{validate, Verdict};
+        let (mut lines, mut walked) = (0, 0);
+        for (name, bytes) in files() {
+            // (The lines loading validates whole: the walk is for those alone.)
+            let valid = |l: &&[u8]| matches!(validate(l), Verdict::Whole { .. });
+            for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).filter(valid) {
+                lines += 1;
+                let text = String::from_utf8_lossy(line);
+                for message in [true, false] {
+                    let parsed = serde_json::from_slice::<UsageFields>(line).ok().map(|f| {
+                        if message {
+                            f.message.and_then(|m| m.usage)
+                        } else {
+                            f.usage
+                        }
+                    });
+                    if let Some(w) = walked_usage(line, message) {
+                        walked += 1;
+                        assert_eq!(Some(w), parsed, "{name}: {text}");
+                    }
+                }
+                if let Some(w) = walked_model(line) {
+                    assert_eq!(Some(w), parsed_model(line), "{name}: {text}");
+                }
+                let id = serde_json::from_slice::<Value>(line).ok().and_then(|v| v["id"].as_str().map(str::to_string));
+                if name == "made.jsonl" && matches!(id.as_deref(), Some("b2" | "b3" | "b4" | "b6" | "b8")) {
+                    assert_eq!(walked_usage(line, true).or(walked_usage(line, false)), None, "{text}");
+                }
+                if name == "made.jsonl" && id.as_deref() == Some("a4") {
+                    assert_eq!(walked_model(line), None, "{text}");
+                }
+                if name == "made.jsonl" && text.contains("\\ud800") {
+                    assert_eq!((walked_usage(line, true), walked_model(line)), (None, None), "{text}");
+                }
+            }
+        }
+        assert!(walked > lines, "{walked} walked of {lines} lines, twice each");
     }
 }
