@@ -143,6 +143,11 @@ impl At {
     /// so the end is not looked for first: walking a reply's usage to its end was half of
     /// reading it): `None` when there is none, `Some(None)` when it does not read as a `T`
     /// (then the line is left to the parse).
+    /// Where the value starts, if it is there.
+    pub fn get(self) -> Option<usize> {
+        (self.0 > 0).then_some(self.0 as usize)
+    }
+
     pub fn read<'l, T: serde::Deserialize<'l>>(self, line: &'l [u8]) -> Option<Option<T>> {
         let at = self.0 as usize;
         (at > 0).then(|| T::deserialize(&mut serde_json::Deserializer::from_slice(line.get(at..)?)).ok())
