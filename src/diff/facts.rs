@@ -329,6 +329,7 @@ fn fact_and_usage(s: &Session, i: EntryIdx) -> Result<(FactKind, Option<Totals>)
 /// sessions from scanning them. (An unescaped `"key"` cannot occur inside a JSON string,
 /// so these substring tests only ever see keys.)
 fn quick_tool_result(raw: &[u8]) -> Option<ResultFact> {
+    use crate::session::text::contains;
     use memchr::memmem;
     const HEAD: &[u8] = br#""message":{"role":"toolResult","toolCallId":""#;
     let head = &raw[..raw.len().min(512)];
@@ -336,7 +337,7 @@ fn quick_tool_result(raw: &[u8]) -> Option<ResultFact> {
     let (call_id, rest) = plain_string(&head[at..])?;
     let rest = rest.strip_prefix(br#","toolName":""#)?;
     let (tool, _) = plain_string(rest)?;
-    if tool == "bash" || memmem::find(raw, b"\"usage\"").is_some() || memmem::find(raw, b"\"nestedCalls\"").is_some() {
+    if tool == "bash" || contains!(raw, b"\"usage\"") || contains!(raw, b"\"nestedCalls\"") {
         return None;
     }
     const KEY: &[u8] = b"\"isError\"";

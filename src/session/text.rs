@@ -1,5 +1,18 @@
 //! Text helpers shared by the model and the renderers.
 
+/// `memchr::memmem::find(hay, needle).is_some()` with the needle's searcher built once per
+/// process: `find` builds it on every call, and for a key looked for in every line of a
+/// session (`"usage"` in each tool result, a Codex line's second `"timestamp"`) building it
+/// cost more than the search.
+macro_rules! contains {
+    ($hay:expr, $needle:expr) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find($hay).is_some()
+    }};
+}
+pub(crate) use contains;
+
 /// Collapses whitespace and cuts to `max` characters with `…`. Reads no further into
 /// `text` than the cut needs (a row of a message of megabytes reads its start).
 pub fn one_line(text: &str, max: usize) -> String {

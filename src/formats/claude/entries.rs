@@ -104,7 +104,7 @@ pub fn call_names(s: &Session) -> std::collections::HashMap<String, Value> {
     let mut names = std::collections::HashMap::new();
     for i in s.entries.indices() {
         let raw = s.raw_line(i);
-        if s.entries[i].role != Role::Assistant || memchr::memmem::find(raw, b"\"id\"").is_none() {
+        if s.entries[i].role != Role::Assistant || !crate::session::text::contains!(raw, b"\"id\"") {
             continue;
         }
         let Ok(v) = line(s, i) else { continue };

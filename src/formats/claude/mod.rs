@@ -443,7 +443,7 @@ impl Dialect for Claude {
 
     fn client_written(&self, s: &Session, i: EntryIdx) -> bool {
         // Most lines have no such key: those are not parsed.
-        memchr::memmem::find(s.raw_line(i), b"\"isMeta\"").is_some()
+        crate::session::text::contains!(s.raw_line(i), b"\"isMeta\"")
             && context::line(s, i).is_ok_and(|v| v.get("isMeta").and_then(Value::as_bool) == Some(true))
     }
 

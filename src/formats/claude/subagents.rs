@@ -17,7 +17,7 @@ use crate::session::Session;
 pub fn of(s: &Session, i: EntryIdx) -> Vec<Subagent> {
     // Most lines name no agent: look for the key before parsing the line.
     let raw = s.raw_line(i);
-    if memchr::memmem::find(raw, b"\"agentId\"").is_none() {
+    if !crate::session::text::contains!(raw, b"\"agentId\"") {
         return Vec::new();
     }
     let (Some(file), Ok(v)) = (s.path.as_deref(), line(s, i)) else { return Vec::new() };

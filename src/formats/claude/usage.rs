@@ -13,7 +13,7 @@ use super::Claude;
 use crate::session::entry::{EntryIdx, Role};
 use crate::session::format::{Response, Unreadable};
 use crate::session::usage::Totals;
-use crate::session::walk::skip_ws;
+use crate::session::walk::{self, skip_ws};
 use crate::session::Session;
 
 /// A model's price in US dollars per million tokens.
@@ -231,7 +231,7 @@ fn counts_walked(line: &[u8], at: usize) -> Option<Counts> {
             b"cache_creation_input_tokens" => &mut c.cache_write,
             _ => &mut None,
         };
-        *slot = count(&b[i..end])?;
+        *slot = walk::as_f64(&b[i..end])?;
         i = skip_ws(b, end);
         match b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
@@ -287,19 +287,6 @@ fn plain_value(b: &[u8], i: usize) -> Option<usize> {
                 b[i..].iter().take_while(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')).count();
             (n > 0).then_some(i + n)
         }
-    }
-}
-
-/// A count from a value's bytes: a number as `Value::as_f64` gives it, none for another
-/// value, `None` to leave the number to serde. serde reads an integer as a `u64`, so up to
-/// 18 digits it is that integer; any other number is parsed by serde itself.
-fn count(v: &[u8]) -> Option<Option<f64>> {
-    match v.first()? {
-        b'0'..=b'9' if v.len() <= 18 && v.iter().all(u8::is_ascii_digit) => {
-            Some(Some(v.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')) as f64))
-        }
-        b'0'..=b'9' | b'-' => serde_json::from_slice::<Value>(v).ok().map(|v| v.as_f64()),
-        _ => Some(None),
     }
 }
 

@@ -156,7 +156,7 @@ pub(super) fn head_time(raw: &[u8]) -> Option<Option<f64>> {
     // here: the rest of the line is searched for it, as bytes, which a rollout's payload
     // almost never holds; when it does, the parse decides.
     let end = walk::value_end(raw, at)?;
-    if memchr::memmem::find(&raw[end..], b"\"timestamp\"").is_some() {
+    if crate::session::text::contains!(&raw[end..], b"\"timestamp\"") {
         return None;
     }
     let t: Option<std::borrow::Cow<str>> = serde_json::from_slice(&raw[at..end]).ok()?;

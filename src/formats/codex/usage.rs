@@ -41,16 +41,25 @@ fn price(model: &str) -> Option<&'static Price> {
     PRICES.iter().find(|p| model.starts_with(p.prefix))
 }
 
+/// The keys of Codex's usage object that pisces counts, in [`totals_from`]'s order.
+const COUNTS: [&str; 5] =
+    ["input_tokens", "cached_input_tokens", "output_tokens", "cache_write_input_tokens", "total_tokens"];
+
 /// Codex's usage object (`input_tokens`, `cached_input_tokens`, …) as totals.
 pub fn totals_of(u: &Value, model: Option<&str>) -> Totals {
-    let n = |k: &str| u.get(k).and_then(Value::as_f64).filter(|f| f.is_finite()).unwrap_or(0.0);
-    let cached = n("cached_input_tokens");
+    totals_from(COUNTS.map(|k| u.get(k).and_then(Value::as_f64)), model)
+}
+
+/// The totals of the counts of [`COUNTS`] (each a number or none; a count that is not a
+/// finite number is 0), at `model`'s price.
+fn totals_from(counts: [Option<f64>; 5], model: Option<&str>) -> Totals {
+    let [input, cached, output, cache_write, total] = counts.map(|n| n.filter(|f| f.is_finite()).unwrap_or(0.0));
     let mut t = Totals {
-        input: (n("input_tokens") - cached).max(0.0),
-        output: n("output_tokens"),
+        input: (input - cached).max(0.0),
+        output,
         cache_read: cached,
-        cache_write: n("cache_write_input_tokens"),
-        total_tokens: n("total_tokens"),
+        cache_write,
+        total_tokens: total,
         cost: 0.0,
     };
     if let Some(p) = model.and_then(price) {
@@ -65,7 +74,9 @@ pub fn entry_usage(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Totals>
         return Ok(None);
     }
     let u = match usage_walked(s.raw_line(i), item.kind) {
-        Some(u) => u,
+        Some(Some(Usage::Counts(counts))) => return Ok(Some(totals_from(counts, c.model(i)))),
+        Some(Some(Usage::Value(u))) => Some(u),
+        Some(None) => None,
         None => {
             let line = c.line(s, i)?;
             let u = match item.kind {
@@ -84,8 +95,8 @@ pub fn entry_usage(s: &Session, c: &Codex, i: EntryIdx) -> Result<Option<Totals>
 /// a `Value` of the whole line (rate limits and all) cost seven times as much. As a
 /// `Value`'s pointer finds it: the last of repeated keys, nothing under what is not an
 /// object. `None`: a line that [`Codex::line`] would not read, or with an escaped key;
-/// it is parsed whole.
-fn usage_walked(raw: &[u8], kind: Kind) -> Option<Option<Value>> {
+/// it is parsed whole. An object's counts are read where they are, without a `Value`.
+fn usage_walked(raw: &[u8], kind: Kind) -> Option<Option<Usage>> {
     crate::session::validate::serde_reads(raw)?;
     let path: &[&[u8]] = match kind {
         Kind::TokenRecord => &[b"payload", b"usage"],
@@ -102,8 +113,24 @@ fn usage_walked(raw: &[u8], kind: Kind) -> Option<Option<Value>> {
             [None] => return Some(None),
         }
     }
+    if raw.get(at) == Some(&b'{') {
+        let mut counts = [None; 5];
+        for (n, v) in counts.iter_mut().zip(walk::last_values(raw, at, COUNTS.map(str::as_bytes))?) {
+            if let Some(v) = v {
+                *n = walk::as_f64(&raw[v..walk::value_end(raw, v)?])?;
+            }
+        }
+        return Some(Some(Usage::Counts(counts)));
+    }
     let end = walk::value_end(raw, at)?;
-    serde_json::from_slice(&raw[at..end]).ok().map(Some)
+    serde_json::from_slice(&raw[at..end]).ok().map(|v| Some(Usage::Value(v)))
+}
+
+/// A usage as [`usage_walked`] finds it: an object's counts, or another value.
+#[derive(Debug)]
+enum Usage {
+    Counts([Option<f64>; 5]),
+    Value(Value),
 }
 
 /// Entry `i`'s response for `pisces stats`: an entry's id names its thread and its place
@@ -141,8 +168,13 @@ mod tests {
     #[test]
     fn usage_walked_is_usage_parsed() {
         let u = r#"{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2.5e1,"total_tokens":36}"#;
+        let counts = [
+            r#"{"input_tokens":12345678901234567890,"input_tokens":-3,"output_tokens":"9","total_tokens":null}"#,
+            r#"{ "cached_input_tokens" : 1.5e3 , "output_tokens" : {"x":[1]} , "cache_write_input_tokens" : -0 }"#,
+            r#"{"input_tokens":123456789012345678901234567890,"total_tokens":999999999999999999,"x":true}"#,
+        ];
         let mut usual = Vec::new();
-        for usage in [u, "null", "7", r#""x""#, "[1]", "{}"] {
+        for usage in [u, "null", "7", r#""x""#, "[1]", "{}"].into_iter().chain(counts) {
             usual.push(format!(
                 r#"{{"timestamp":"t","type":"token_usage_record","payload":{{"model":"m","usage":{usage}}}}}"#
             ));
@@ -171,20 +203,29 @@ mod tests {
             for kind in [Kind::TokenRecord, Kind::TokenCount] {
                 let w = usage_walked(line.as_bytes(), kind);
                 assert!(w.is_some(), "a usual line is walked: {line}");
-                assert_eq!(w, usage_parsed(line.as_bytes(), kind), "{kind:?} {line}");
-                found += usize::from(w.is_some_and(|u| u.is_some()));
+                // The totals each gives, at a priced model.
+                let walked = w.flatten().map(|u| match u {
+                    Usage::Counts(counts) => totals_from(counts, Some("gpt-5")),
+                    Usage::Value(v) => totals_of(&v, Some("gpt-5")),
+                });
+                let parsed = usage_parsed(line.as_bytes(), kind).flatten().map(|v| totals_of(&v, Some("gpt-5")));
+                assert_eq!(format!("{walked:?}"), format!("{parsed:?}"), "{kind:?} {line}");
+                found += usize::from(walked.is_some());
             }
         }
-        assert_eq!(found, 6 * 4, "each usage value is found in the lines of its kind that hold it");
-        // Left to the parse: an escaped key, not JSON, not UTF-8, a lone surrogate.
-        let odd: [&[u8]; 4] = [
+        assert_eq!(found, 9 * 4, "each usage value is found in the lines of its kind that hold it");
+        // Left to the parse: an escaped key, not JSON, not UTF-8, a lone surrogate, a count
+        // too large for a float.
+        let odd: [&[u8]; 6] = [
             br#"{"payload":{"us\u0061ge":{}}}"#,
+            br#"{"payload":{"usage":{"input\u005ftokens":3}}}"#,
+            br#"{"payload":{"usage":{"input_tokens":1e400}}}"#,
             br#"{"payload":{"usage":{}}"#,
             b"{\"payload\":{\"usage\":{}},\"x\":\"\xff\"}",
             br#"{"payload":{"usage":{}},"x":"\udc00"}"#,
         ];
         for line in odd {
-            assert_eq!(usage_walked(line, Kind::TokenRecord), None, "{}", String::from_utf8_lossy(line));
+            assert!(usage_walked(line, Kind::TokenRecord).is_none(), "{}", String::from_utf8_lossy(line));
         }
     }
 

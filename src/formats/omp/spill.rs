@@ -12,7 +12,7 @@ use crate::session::Session;
 /// The outputs entry `i` spilled, each with the file that holds it (or where it should be).
 pub fn of(s: &Session, i: EntryIdx) -> Vec<Spilled> {
     let raw = s.raw_line(i);
-    if s.entries[i].role != Role::ToolResult || memchr::memmem::find(raw, b"artifact").is_none() {
+    if s.entries[i].role != Role::ToolResult || !crate::session::text::contains!(raw, b"artifact") {
         return Vec::new();
     }
     let (Some(file), Ok(v)) = (s.path.as_deref(), s.parse(i)) else { return Vec::new() };

@@ -12,7 +12,7 @@ use crate::session::Session;
 /// The subagents entry `i` (a `task` tool result) spawned, whose transcripts exist.
 pub fn of(s: &Session, i: EntryIdx) -> Vec<Subagent> {
     let raw = s.raw_line(i);
-    if s.entries[i].role != Role::ToolResult || memchr::memmem::find(raw, b"\"task\"").is_none() {
+    if s.entries[i].role != Role::ToolResult || !crate::session::text::contains!(raw, b"\"task\"") {
         return Vec::new();
     }
     let (Some(file), Ok(v)) = (s.path.as_deref(), s.parse(i)) else { return Vec::new() };

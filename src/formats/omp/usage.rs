@@ -39,7 +39,7 @@ fn may_count(s: &Session, i: EntryIdx) -> bool {
         || own_type(s, i) == Some("model_usage");
     counts
         && !e.unreadable()
-        && (e.role != Role::ToolResult || memchr::memmem::find(s.raw_line(i), b"\"task\"").is_some())
+        && (e.role != Role::ToolResult || crate::session::text::contains!(s.raw_line(i), b"\"task\""))
 }
 
 /// The usage entry `i`, parsed as `v`, adds.

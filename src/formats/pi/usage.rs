@@ -93,7 +93,7 @@ fn may_count(s: &Session, i: EntryIdx) -> bool {
     // An entry pisces cannot read adds nothing (loading reported it). Most tool results
     // carry no usage: they are skipped without parsing.
     kind && !e.unreadable()
-        && (e.role != Role::ToolResult || memchr::memmem::find(s.raw_line(i), b"\"usage\"").is_some())
+        && (e.role != Role::ToolResult || crate::session::text::contains!(s.raw_line(i), b"\"usage\""))
 }
 
 /// The totals of a usage value, when pi counts it: `if (!key || !usage) continue` (an
