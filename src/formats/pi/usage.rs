@@ -31,21 +31,66 @@ pub fn entry_usage(s: &Session, i: EntryIdx) -> Result<Option<Totals>, Unreadabl
     }
     let line = s.raw_line(i);
     let message = s.entries[i].kind == EntryType::Message;
-    // Walked to the value where the line allows it (the value the parse reads), else parsed.
-    let usage = match walked_usage(line, message) {
-        Some(usage) => usage,
+    // Walked to the value where the line allows it (the value the parse reads), else parsed;
+    // an object's counts read where they are.
+    let usage = match walked_usage_at(line, message) {
+        Some(Some(at)) => match totals_walked(line, at) {
+            Some(totals) => return Ok(Some(totals)),
+            None => usage_at(line, at),
+        },
+        Some(None) => None,
         None => parsed_usage(s, i, message)?,
     };
     Ok(counted(usage))
 }
 
-/// The usage value of a line loading validated and pisces reads (its message's, for a
-/// message), found by walking it; `None` when the walk leaves the line to [`parsed_usage`]
-/// (`walk::entry_fields_validated`).
-fn walked_usage(line: &[u8], message: bool) -> Option<Option<Value>> {
+/// Where the usage value of a line loading validated and pisces reads is (its message's,
+/// for a message), found by walking it; `None` when the walk leaves the line to
+/// [`parsed_usage`] (`walk::entry_fields_validated`).
+fn walked_usage_at(line: &[u8], message: bool) -> Option<Option<usize>> {
     let (top, inner) = walk::entry_fields_validated(line, [b"usage"], [b"usage"])?;
-    let at = if message { inner.and_then(|[u]| u) } else { top[0] };
-    Some(at.and_then(|at| walk::value_at(line, at)).filter(|u| !u.is_null()))
+    Some(if message { inner.and_then(|[u]| u) } else { top[0] })
+}
+
+/// The usage value at `at`, `null` as none.
+fn usage_at(line: &[u8], at: usize) -> Option<Value> {
+    walk::value_at(line, at).filter(|u| !u.is_null())
+}
+
+/// [`walked_usage_at`]'s value.
+#[cfg(test)]
+fn walked_usage(line: &[u8], message: bool) -> Option<Option<Value>> {
+    walked_usage_at(line, message).map(|at| at.and_then(|at| usage_at(line, at)))
+}
+
+/// The totals pi counts of the usage object at `line[at]` (`counted`: an object is truthy,
+/// and `Totals::from_usage` reads its counts and its cost's `total`), read where the
+/// counts are, without a `Value` of the object: `ls` and `leaves` read one for every
+/// reply. `None` for another value, or a key with an escape: the `Value` decides. (The
+/// line is one serde_json reads: `walked_usage_at` found it.)
+fn totals_walked(line: &[u8], at: usize) -> Option<Totals> {
+    if line.get(at) != Some(&b'{') {
+        return None;
+    }
+    let keys: [&[u8]; 6] = [b"input", b"output", b"cacheRead", b"cacheWrite", b"totalTokens", b"cost"];
+    let [input, output, cache_read, cache_write, total, cost] = walk::last_values(line, at, keys)?;
+    // A count: a finite number, else 0.
+    let n = |v: Option<usize>| -> Option<f64> {
+        let Some(v) = v else { return Some(0.0) };
+        Some(walk::as_f64(&line[v..walk::value_end(line, v)?])?.filter(|f| f.is_finite()).unwrap_or(0.0))
+    };
+    let cost_total = match cost {
+        Some(c) if line[c] == b'{' => walk::last_values(line, c, [b"total"])?[0],
+        _ => None,
+    };
+    Some(Totals {
+        input: n(input)?,
+        output: n(output)?,
+        cache_read: n(cache_read)?,
+        cache_write: n(cache_write)?,
+        total_tokens: n(total)?,
+        cost: n(cost_total)?,
+    })
 }
 
 /// The usage value of entry `i`'s line, parsed with everything else skipped.
@@ -214,6 +259,24 @@ mod tests {
                 r#"{{"type":"message","id":"b9","parentId":"b8","timestamp":"t\ud800","message":{{"role":"assistant","usage":{usage}}}}}"#
             ),
         ];
+        // Usage objects whose counts the walk reads as the value does: repeated keys, counts
+        // that are not numbers or not finite, a cost that is no object, large and odd numbers,
+        // an escaped key inside (left to the value).
+        let odd = [
+            r#"{"input":1,"input":2.5,"output":"3","cacheRead":null,"cacheWrite":-4,"totalTokens":1e308,"cost":{"total":1,"total":0.25}}"#,
+            r#"{ "input" : 12345678901234567890 , "output" : [1] , "cost" : 7 , "totalTokens" : 999999999999999999 }"#,
+            r#"{"input":123456789012345678901234567890,"cost":{"total":"1"},"x":{"input":5}}"#,
+            r#"{"inp\u0075t":3,"output":4}"#,
+            r#"{}"#,
+        ];
+        let made = made.into_iter().chain(odd.iter().enumerate().map(|(k, u)| {
+            let parent = if k == 0 { "b9".to_string() } else { format!("c{k}") };
+            format!(
+                r#"{{"type":"message","id":"c{}","parentId":"{parent}","timestamp":"t","message":{{"role":"assistant","usage":{u}}}}}"#,
+                k + 1
+            )
+        }));
+        let made: Vec<String> = made.collect();
         files.push(("made.jsonl".into(), format!("{header}\n{}\n", made.join("\n")).into_bytes()));
         files
     }
@@ -253,7 +316,7 @@ mod tests {
     fn a_walked_usage_and_model_are_the_parsed_ones() {
         use crate::session::format::parsed_model;
         use crate::session::validate::{validate, Verdict};
-        let (mut lines, mut walked) = (0, 0);
+        let (mut lines, mut walked, mut objects) = (0, 0, 0);
         for (name, bytes) in files() {
             // (The lines loading validates whole: the walk is for those alone.)
             let valid = |l: &&[u8]| matches!(validate(l), Verdict::Whole { .. });
@@ -270,7 +333,15 @@ mod tests {
                     });
                     if let Some(w) = walked_usage(line, message) {
                         walked += 1;
-                        assert_eq!(Some(w), parsed, "{name}: {text}");
+                        assert_eq!(Some(&w), parsed.as_ref(), "{name}: {text}");
+                        // The totals walked where the counts are, when they are, are the
+                        // totals counted of the value.
+                        if let Some(totals) =
+                            walked_usage_at(line, message).flatten().and_then(|at| totals_walked(line, at))
+                        {
+                            objects += 1;
+                            assert_eq!(format!("{:?}", Some(totals)), format!("{:?}", counted(w)), "{name}: {text}");
+                        }
                     }
                 }
                 if let Some(w) = walked_model(line) {
@@ -279,6 +350,10 @@ mod tests {
                 let id = serde_json::from_slice::<Value>(line).ok().and_then(|v| v["id"].as_str().map(str::to_string));
                 if name == "made.jsonl" && matches!(id.as_deref(), Some("b2" | "b3" | "b4" | "b6" | "b8")) {
                     assert_eq!(walked_usage(line, true).or(walked_usage(line, false)), None, "{text}");
+                }
+                if name == "made.jsonl" && id.as_deref() == Some("c4") {
+                    let at = walked_usage_at(line, true).flatten().expect("walked to");
+                    assert!(totals_walked(line, at).is_none(), "an escaped key is left to the value: {text}");
                 }
                 if name == "made.jsonl" && id.as_deref() == Some("a4") {
                     assert_eq!(walked_model(line), None, "{text}");
@@ -289,5 +364,6 @@ mod tests {
             }
         }
         assert!(walked > lines, "{walked} walked of {lines} lines, twice each");
+        assert!(objects > 100, "{objects} usage objects walked to their counts");
     }
 }
