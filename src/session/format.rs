@@ -237,6 +237,15 @@ pub trait Dialect: Send + Sync {
         default_model(self, s, i)
     }
 
+    /// The one model [`Dialect::model`] can name for entry `i` (besides none or `""`), when
+    /// the format knows it without reading the line: `Some(None)` when it can name none.
+    /// Codex: the model of the entry's turn, which each reply of the turn names. `ls` then
+    /// reads a reply's model only when its bound is one it has not seen (a turn's first
+    /// reply): reading one is checking the whole line. `None` (the default): not known.
+    fn model_bound(&self, _s: &Session, _i: EntryIdx) -> Option<Option<&str>> {
+        None
+    }
+
     /// The model response entry `i` records, as `pisces stats` counts it across sessions:
     /// [`Dialect::usage`] with a key that is the same wherever a fork or a copy carries the
     /// response. Its totals must be `usage`'s, and it must be `None` exactly when `usage` is:

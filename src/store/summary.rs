@@ -120,7 +120,11 @@ fn add_entries(
         }
         let e = &s.entries[i];
         if e.role == Role::Assistant {
-            models.extend(d.model(s, i).ok().flatten());
+            // (Unread when the model it can name is one already counted, or none.)
+            let seen = d.model_bound(s, i).is_some_and(|m| m.is_none_or(|m| models.contains(m)));
+            if !seen {
+                models.extend(d.model(s, i).ok().flatten());
+            }
             continue;
         }
         if !(e.kind == EntryType::ModelChange || first_prompt.is_none() && e.role == Role::User) {

@@ -737,4 +737,47 @@ mod tests {
             assert_eq!(reply_walked(line), None, "{}", String::from_utf8_lossy(line));
         }
     }
+
+    /// The model an entry names is its bound's (`Dialect::model_bound`), `""` or none, on
+    /// every entry of the Codex corpora (each rollout read with its family), and of a family
+    /// whose lines were made to need the entry built (escaped keys, lines that are not JSON).
+    #[test]
+    fn an_entry_names_no_model_but_its_bound() {
+        let mut files = crate::corpus::jsonl_files(&["codex-0.171.0", "codex-older"]);
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("rollout-made.jsonl");
+        let source = std::fs::read_to_string(&files[0]).unwrap();
+        let mut odd = String::new();
+        for line in source.lines() {
+            odd.push_str(line);
+            odd.push('\n');
+            if line.contains(r#""role":"assistant""#) {
+                odd.push_str(&line.replacen(r#""role":"assistant""#, r#""r\u006fle":"assistant""#, 1));
+                odd.push('\n');
+                odd.push_str(&line[..line.len() / 2]);
+                odd.push('\n');
+            }
+        }
+        std::fs::write(&made, odd).unwrap();
+        files.push(made);
+        let (mut replies, mut named) = (0, 0);
+        for path in files {
+            let Ok(source) = crate::session::Source::open(&path) else { continue };
+            let source = crate::session::open::with_companions(source, &super::super::CODEX);
+            let Ok(s) = super::super::load::load(&source, &Default::default(), super::super::load::Validate::Lazily)
+            else {
+                continue;
+            };
+            let d = s.dialect();
+            for i in s.entries.indices() {
+                let bound = d.model_bound(&s, i).expect("Codex knows each entry's bound");
+                if let Ok(Some(m)) = d.model(&s, i) {
+                    replies += 1;
+                    named += usize::from(!m.is_empty());
+                    assert!(m.is_empty() || Some(m.as_str()) == bound, "{}: {m} beyond {bound:?}", path.display());
+                }
+            }
+        }
+        assert!(replies > 100 && named > 100, "{replies} replies, {named} naming a model");
+    }
 }

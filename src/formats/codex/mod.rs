@@ -306,6 +306,12 @@ impl Dialect for Codex {
         }
     }
 
+    fn model_bound(&self, _s: &Session, i: EntryIdx) -> Option<Option<&str>> {
+        // (A reply is its turn's model; an entry built whole carries that one or `""`:
+        // `entries::message_of`.)
+        Some(Codex::model(self, i))
+    }
+
     fn response(&self, s: &Session, i: EntryIdx) -> Result<Option<Response>, Unreadable> {
         usage::response(s, self, i)
     }
