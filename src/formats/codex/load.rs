@@ -159,7 +159,13 @@ pub(super) fn head_time(raw: &[u8]) -> Option<Option<f64>> {
     if crate::session::text::contains!(&raw[end..], b"\"timestamp\"") {
         return None;
     }
-    let t: Option<std::borrow::Cow<str>> = serde_json::from_slice(&raw[at..end]).ok()?;
+    // A string with no escape and no control character is its bytes (serde_json's reading
+    // of it, without setting up a parse for two dozen bytes); any other value, serde's.
+    let inner = raw[at..end].strip_prefix(b"\"").and_then(|s| s.strip_suffix(b"\""));
+    let t: Option<std::borrow::Cow<str>> = match inner {
+        Some(inner) if inner.iter().all(|&c| c >= 0x20 && c != b'\\') => Some(std::str::from_utf8(inner).ok()?.into()),
+        _ => serde_json::from_slice(&raw[at..end]).ok()?,
+    };
     Some(t.as_deref().and_then(crate::session::js::parse_date))
 }
 
