@@ -148,6 +148,18 @@ impl At {
         (self.0 > 0).then_some(self.0 as usize)
     }
 
+    /// The value when it is a string with no escape and no control character, which is what
+    /// serde reads of it (a reply's time is read for every line by `ls` and `stats`, and
+    /// setting up serde cost more than the two dozen bytes).
+    pub fn plain_str(self, line: &[u8]) -> Option<&str> {
+        let rest = line.get(self.get()?..)?.strip_prefix(b"\"")?;
+        let inner = &rest[..memchr::memchr(b'"', rest)?];
+        if !inner.iter().all(|&c| c >= 0x20 && c != b'\\') {
+            return None;
+        }
+        std::str::from_utf8(inner).ok()
+    }
+
     pub fn read<'l, T: serde::Deserialize<'l>>(self, line: &'l [u8]) -> Option<Option<T>> {
         let at = self.0 as usize;
         (at > 0).then(|| T::deserialize(&mut serde_json::Deserializer::from_slice(line.get(at..)?)).ok())
@@ -375,7 +387,11 @@ impl Dialect for Claude {
     /// Read at the `timestamp` value the index found, else from the whole line.
     fn time(&self, s: &Session, i: EntryIdx) -> Option<f64> {
         let raw = s.raw_line(i);
-        match self.lines[i.get()].time.read::<load::Str>(raw) {
+        let at = self.lines[i.get()].time;
+        if let Some(t) = at.plain_str(raw) {
+            return crate::session::js::parse_date(t);
+        }
+        match at.read::<load::Str>(raw) {
             Some(Some(t)) => t.0.and_then(|t| crate::session::js::parse_date(&t)),
             Some(None) | None => entries::line_time(raw),
         }

@@ -286,7 +286,11 @@ mod tests {
             r#"{"type":"user","uuid":"u2","message":{"content":[{"type":"tool_result","content":[{"type":"text","text":"]}"}]}]}}"#,
             r#"{"type":"attachment","uuid":"a1","attachment":{"prompt":"x","type":"queued_command","origin":{"type":"no"}}}"#,
             r#"{"type":"attachment","uuid":"a2","attachment":"queued_command"}"#,
+            r#"{"type":"user","uuid":"t1","timestamp":"2026-01-02T03:04:05\u002e678Z"}"#,
+            r#"{"type":"user","uuid":"t2","timestamp":"2026-01-02T03:04:05.678Z"}"#,
+            r#"{"type":"user","uuid":"t3","timestamp":"2026-01-02T03:04:05.678Z\""}"#,
         ];
+        let mut plain_times = 0;
         let mut blocks = Blocks::default();
         for line in corpus.lines().chain(tricky) {
             let mut fast = Head::default();
@@ -308,12 +312,18 @@ mod tests {
             let at = fast.time.read::<Str>(line.as_bytes()).map(Option::unwrap);
             let quick = at.and_then(|t| t.0.and_then(|t| crate::session::js::parse_date(&t)));
             assert_eq!(quick, super::super::entries::line_time(line.as_bytes()), "{line}");
+            // And a plain string read as it is, as serde reads it.
+            if let Some(t) = fast.time.plain_str(line.as_bytes()) {
+                plain_times += 1;
+                assert_eq!(crate::session::js::parse_date(t), quick, "{line}");
+            }
             // Without the header's fields: the same but for those.
             let mut lean = Head::default();
             head(line.as_bytes(), &mut blocks, false, &mut lean).unwrap();
             assert_eq!((lean.session_id.0, lean.cwd.0, lean.version.0), (None, None, None));
             assert_eq!(lean.uuid.as_deref(), fast.uuid.as_deref());
         }
+        assert!(plain_times > 50, "{plain_times} times read as they are");
         let mut h = Head::default();
         let (some, all) = head(tricky[2].as_bytes(), &mut blocks, true, &mut h).unwrap();
         assert!(some && all);
