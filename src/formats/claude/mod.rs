@@ -139,10 +139,6 @@ impl At {
         At(u32::try_from(at).unwrap_or(0))
     }
 
-    /// The value read as a `T`, from its first byte (serde stops where the value ends,
-    /// so the end is not looked for first: walking a reply's usage to its end was half of
-    /// reading it): `None` when there is none, `Some(None)` when it does not read as a `T`
-    /// (then the line is left to the parse).
     /// Where the value starts, if it is there.
     pub fn get(self) -> Option<usize> {
         (self.0 > 0).then_some(self.0 as usize)
@@ -160,6 +156,10 @@ impl At {
         std::str::from_utf8(inner).ok()
     }
 
+    /// The value read as a `T`, from its first byte (serde stops where the value ends,
+    /// so the end is not looked for first: walking a reply's usage to its end was half of
+    /// reading it): `None` when there is none, `Some(None)` when it does not read as a `T`
+    /// (then the line is left to the parse).
     pub fn read<'l, T: serde::Deserialize<'l>>(self, line: &'l [u8]) -> Option<Option<T>> {
         let at = self.0 as usize;
         (at > 0).then(|| T::deserialize(&mut serde_json::Deserializer::from_slice(line.get(at..)?)).ok())
