@@ -38,34 +38,18 @@ pub fn string_end(b: &[u8], i: usize) -> Option<usize> {
 
 /// The end of the JSON value starting at `b[i]`.
 pub fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    value_end_by(b, i, string_end, usize::MAX)
-}
-
-/// [`value_end`], each string's end found by `string` (which may refuse it: `None`), and
-/// `None` for objects and arrays nested more than `max_depth` deep.
-pub fn value_end_by(
-    b: &[u8],
-    i: usize,
-    string: impl Fn(&[u8], usize) -> Option<usize>,
-    max_depth: usize,
-) -> Option<usize> {
     match *b.get(i)? {
-        b'"' => string(b, i),
+        b'"' => string_end(b, i),
         b'{' | b'[' => {
             let mut depth = 0usize;
             let mut j = i;
             while j < b.len() {
                 match b[j] {
                     b'"' => {
-                        j = string(b, j)?;
+                        j = string_end(b, j)?;
                         continue;
                     }
-                    b'{' | b'[' => {
-                        depth += 1;
-                        if depth > max_depth {
-                            return None;
-                        }
-                    }
+                    b'{' | b'[' => depth += 1,
                     b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {

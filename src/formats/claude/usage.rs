@@ -13,7 +13,6 @@ use super::Claude;
 use crate::session::entry::{EntryIdx, Role};
 use crate::session::format::{Response, Unreadable};
 use crate::session::usage::Totals;
-use crate::session::walk::{self, skip_ws};
 use crate::session::Session;
 
 /// A model's price in US dollars per million tokens.
@@ -189,70 +188,6 @@ impl<'de> serde::Deserialize<'de> for UsageValue {
     }
 }
 
-/// The counts of the usage object at `line[at] == '{'` (a line already validated), walked to
-/// its four counts in one pass rather than deserialized: what [`UsageValue`] reads, or
-/// `None` to leave the value to it. Only a value whose strings have no escape, whose keys
-/// are ASCII, nested at most [`PLAIN_DEPTH`] deep, is walked: serde might refuse another (a
-/// lone surrogate, a key that is not UTF-8, its nesting limit), and then the whole line is
-/// read instead. `leaves` and `stats` read one for every reply of a session, and
-/// serde's walk of the members skipped was most of that (several thousand instructions a
-/// usage, against a few per byte here).
-fn counts_walked(line: &[u8], at: usize) -> Option<Counts> {
-    // (Its own loop over the members rather than `walk::object`, which ends each key by
-    // counting the backslashes before a quote: a fiftieth of `leaves` more.)
-    let b = line.get(at..)?;
-    if b.first() != Some(&b'{') {
-        return None;
-    }
-    let mut c = Counts::default();
-    let mut i = skip_ws(b, 1);
-    if b.get(i) == Some(&b'}') {
-        return Some(c);
-    }
-    loop {
-        if b.get(i) != Some(&b'"') {
-            return None;
-        }
-        let key_end = plain_string(b, i)?;
-        let key = &b[i + 1..key_end - 1];
-        // (serde reads a key as a `str`: bytes that are not UTF-8 fail it. A value it skips
-        // is not decoded.)
-        if !key.is_ascii() {
-            return None;
-        }
-        i = skip_ws(b, key_end);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip_ws(b, i + 1);
-        let end = walk::value_end_by(b, i, plain_string, PLAIN_DEPTH)?;
-        let slot = match key {
-            b"input_tokens" => &mut c.input,
-            b"output_tokens" => &mut c.output,
-            b"cache_read_input_tokens" => &mut c.cache_read,
-            b"cache_creation_input_tokens" => &mut c.cache_write,
-            _ => &mut None,
-        };
-        *slot = walk::as_f64(&b[i..end])?;
-        i = skip_ws(b, end);
-        match b.get(i)? {
-            b',' => i = skip_ws(b, i + 1),
-            b'}' => return Some(c),
-            _ => return None,
-        }
-    }
-}
-
-/// How deep [`counts_walked`] follows objects and arrays inside a usage (serde's limit is
-/// 128 for the whole value).
-const PLAIN_DEPTH: usize = 16;
-
-/// The end of the string at `b[i] == '"'`, if it has no escape.
-fn plain_string(b: &[u8], i: usize) -> Option<usize> {
-    let j = i + 1 + memchr::memchr2(b'"', b'\\', b.get(i + 1..)?)?;
-    (b[j] == b'"').then_some(j + 1)
-}
-
 /// What entry `i` adds: a reply's usage, on its first line only.
 pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals>, Unreadable> {
     if s.entries[i].role != Role::Assistant || !c.first_of_reply(i) {
@@ -262,8 +197,7 @@ pub fn entry_usage(s: &Session, c: &Claude, i: EntryIdx) -> Result<Option<Totals
     if let Some(spans) = c.lines[i.get()].reply {
         let raw = s.raw_line(i);
         let model = spans.model.read::<Str>(raw).unwrap_or(Some(Str::default()));
-        let walked = spans.usage.get().and_then(|at| counts_walked(raw, at)).map(|c| Some(UsageValue(Some(c))));
-        let usage = walked.or_else(|| spans.usage.read::<UsageValue>(raw)).unwrap_or(Some(UsageValue(None)));
+        let usage = spans.usage.read::<UsageValue>(raw).unwrap_or(Some(UsageValue(None)));
         if let (Some(model), Some(usage)) = (model, usage) {
             return Ok(usage.0.map(|counts| priced(model.as_deref(), &counts)));
         }
@@ -473,66 +407,6 @@ mod tests {
             let expected = (!value.is_null()).then(|| totals_of(&message));
             let got = straight.0.map(|c| priced(Some("claude-opus-5-5"), &c));
             assert_eq!(format!("{got:?}"), format!("{expected:?}"), "{u}");
-        }
-    }
-
-    /// The counts walked from a usage value are the counts serde reads from it, when the walk
-    /// answers; it leaves to serde each value that serde refuses, and the walk answers for
-    /// every usage in the corpus.
-    #[test]
-    fn usage_walked_is_usage_read_by_serde() {
-        use serde::Deserialize;
-        let mut usages: Vec<Vec<u8>> = Vec::new();
-        for path in crate::corpus::jsonl_files(&["claude-code-2.1.332", "claude-code-log"]) {
-            for line in std::fs::read_to_string(&path).unwrap().lines() {
-                if let Some(u) =
-                    serde_json::from_str::<Value>(line).ok().and_then(|v| v.pointer("/message/usage").cloned())
-                {
-                    usages.push(u.to_string().into_bytes());
-                }
-            }
-        }
-        let corpus = usages.len();
-        assert!(corpus > 50, "{corpus}");
-        let made: [&[u8]; 16] = [
-            br#"{"input_tokens":1,"input_tokens":7,"output_tokens":"9"}"#,
-            br#"{ "input_tokens" : 7 , "output_tokens" : [ 1 , {"a":[]} ] , "x" : null }"#,
-            br#"{"cache_read_input_tokens":1.5e3,"cache_creation_input_tokens":-2,"output_tokens":{"x":1}}"#,
-            br#"{"input_tokens":18446744073709551615,"output_tokens":-9223372036854775808}"#,
-            br#"{"input_tokens":123456789012345678901234567890,"output_tokens":999999999999999999}"#,
-            br#"{"input_tokens":1e400}"#,
-            br#"{"input_tokens":-0,"output_tokens":0.1e-5}"#,
-            br#"{"a":"x\"y","input_tokens":3}"#,
-            br#"{"a":"\ud800","input_tokens":3}"#,
-            br#"{"input\u005ftokens":3}"#,
-            "{\"a\":\"\u{e9}\",\"input_tokens\":3}".as_bytes(),
-            b"{\"a\":\"\xff\",\"input_tokens\":3}",
-            b"{\"\xff\":1,\"input_tokens\":3}",
-            br#"{"a":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]],"input_tokens":3}"#,
-            br#"{}"#,
-            br#"{"input_tokens":true,"output_tokens":null,"cache_read_input_tokens":"1"}"#,
-        ];
-        usages.extend(made.iter().map(|m| m.to_vec()));
-        let mut walked = 0;
-        for (k, u) in usages.iter().enumerate() {
-            let line = [br#"{"message":{"usage":"#.as_slice(), u, b"}}"].concat();
-            let at = line.len() - u.len() - 2;
-            // (As `At::read` reads it: the value, and not what follows.)
-            let serde =
-                UsageValue::deserialize(&mut serde_json::Deserializer::from_slice(&line[at..])).ok().map(|v| v.0);
-            let walk = counts_walked(&line, at);
-            let shown = String::from_utf8_lossy(u);
-            if let Some(c) = &walk {
-                walked += 1;
-                assert_eq!(format!("{:?}", Some(Some(c))), format!("{serde:?}"), "{shown}");
-            }
-            assert!(walk.is_some() || k >= corpus, "the walk left a corpus usage to serde: {shown}");
-        }
-        assert!(walked > corpus + 6, "{walked} walked");
-        // The values serde refuses or might, left to it.
-        for m in [6, 9, 10, 13, 14] {
-            let line = [br#"{"message":{"usage":"#.as_slice(), made[m - 1], b"}}"].concat();
-            assert!(counts_walked(&line, 20).is_none(), "{}", String::from_utf8_lossy(made[m - 1]));
         }
     }
 
