@@ -119,12 +119,13 @@ fn members(b: &[u8], i: usize, open: u8, close: u8, mut member: impl FnMut(usize
     }
 }
 
-/// The JSON value `v` (its bytes, in a line serde_json reads) as `Value::as_f64` reads it:
-/// a number as an `f64`, `Some(None)` for any other value; `None` for a number serde_json
+/// The JSON value at `line[at]` (a line serde_json reads) as `Value::as_f64` reads it: a
+/// number as an `f64`, `Some(None)` for any other value; `None` for a number serde_json
 /// refuses (one too large for an `f64`), which the caller leaves to its parse. serde_json
 /// reads an integer as a `u64`, so up to 18 digits it is that integer; another number is
 /// read by serde_json itself.
-pub fn as_f64(v: &[u8]) -> Option<Option<f64>> {
+pub fn as_f64(line: &[u8], at: usize) -> Option<Option<f64>> {
+    let v = &line[at..value_end(line, at)?];
     match v.first()? {
         b'0'..=b'9' if v.len() <= 18 && v.iter().all(u8::is_ascii_digit) => {
             Some(Some(v.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')) as f64))

@@ -117,7 +117,7 @@ fn usage_walked(raw: &[u8], kind: Kind) -> Option<Option<Usage>> {
         let mut counts = [None; 5];
         for (n, v) in counts.iter_mut().zip(walk::last_values(raw, at, COUNTS.map(str::as_bytes))?) {
             if let Some(v) = v {
-                *n = walk::as_f64(&raw[v..walk::value_end(raw, v)?])?;
+                *n = walk::as_f64(raw, v)?;
             }
         }
         return Some(Some(Usage::Counts(counts)));

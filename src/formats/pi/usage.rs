@@ -77,7 +77,7 @@ fn totals_walked(line: &[u8], at: usize) -> Option<Totals> {
     // A count: a finite number, else 0.
     let n = |v: Option<usize>| -> Option<f64> {
         let Some(v) = v else { return Some(0.0) };
-        Some(walk::as_f64(&line[v..walk::value_end(line, v)?])?.filter(|f| f.is_finite()).unwrap_or(0.0))
+        Some(walk::as_f64(line, v)?.filter(|f| f.is_finite()).unwrap_or(0.0))
     };
     let cost_total = match cost {
         Some(c) if line[c] == b'{' => walk::last_values(line, c, [b"total"])?[0],
