@@ -106,12 +106,8 @@ pub(super) fn plain_bytes(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    let end = walk::string_end(b, i)?;
-    let inner = &b[i + 1..end - 1];
-    if memchr::memchr(b'\\', inner).is_some() {
-        return None;
-    }
-    Some((inner, end))
+    let end = walk::plain_string_end(b, i)?;
+    Some((&b[i + 1..end - 1], end))
 }
 
 /// A string value at `b[i]` without escapes.
