@@ -5,6 +5,8 @@
 //! which keeps unknown fields and key order exactly as pi would (pi holds the parsed
 //! object and hands it on unchanged).
 
+use super::text::utf8;
+
 /// The `type` of an entry (docs/pi-format.md §1.4). Unknown types are kept and carried along
 /// the tree like pi does: they have ids and parents but contribute no context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,17 +144,6 @@ pub struct StrRef {
     meta: u32,
 }
 
-/// `b` as text, if it is UTF-8. An id is short and nearly always ASCII: `from_utf8` spent a
-/// hundred instructions setting up for eight bytes, and `path` resolves every id of a path
-/// of hundreds of thousands of entries.
-fn text(b: &[u8]) -> Option<&str> {
-    match b.is_ascii() {
-        // SAFETY: ASCII bytes are UTF-8.
-        true => Some(unsafe { std::str::from_utf8_unchecked(b) }),
-        false => std::str::from_utf8(b).ok(),
-    }
-}
-
 const KIND: u32 = 3 << 30;
 const INLINE: u32 = 1 << 30;
 const IN_LINE: u32 = 2 << 30;
@@ -193,8 +184,8 @@ impl StrRef {
     pub fn get<'s>(&'s self, line: &'s [u8], owned: &'s Owned) -> Option<&'s str> {
         let len = (self.meta & !KIND) as usize;
         match self.meta & KIND {
-            INLINE => text(&self.bytes[..len]),
-            IN_LINE => line.get(self.word()..self.word() + len).and_then(text),
+            INLINE => utf8(&self.bytes[..len]),
+            IN_LINE => line.get(self.word()..self.word() + len).and_then(utf8),
             OWNED => owned.get(self.word()),
             _ => None,
         }
@@ -298,7 +289,7 @@ impl Owned {
             }
         }
         // Only ASCII digits were written.
-        self.text.push_str(std::str::from_utf8(&digits[k..]).unwrap_or_default());
+        self.text.push_str(utf8(&digits[k..]).unwrap_or_default());
         self.ends.push(self.text.len());
         StrRef::owned(self.ends.len() - 1)
     }

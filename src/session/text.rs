@@ -13,6 +13,18 @@ macro_rules! contains {
 }
 pub(crate) use contains;
 
+/// `b` as text, if it is UTF-8. The strings a walk reads (ids, keys, types) are short and
+/// nearly always ASCII: `from_utf8` spent a hundred instructions setting up for a dozen
+/// bytes, and such strings are read from every line.
+#[inline]
+pub fn utf8(b: &[u8]) -> Option<&str> {
+    match b.is_ascii() {
+        // SAFETY: ASCII bytes are UTF-8.
+        true => Some(unsafe { std::str::from_utf8_unchecked(b) }),
+        false => std::str::from_utf8(b).ok(),
+    }
+}
+
 /// Collapses whitespace and cuts to `max` characters with `…`. Reads no further into
 /// `text` than the cut needs (a row of a message of megabytes reads its start).
 pub fn one_line(text: &str, max: usize) -> String {

@@ -112,7 +112,7 @@ pub(super) fn plain_bytes(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
 
 /// A string value at `b[i]` without escapes.
 fn plain_str(b: &[u8], i: usize) -> Option<&str> {
-    plain_bytes(b, i).and_then(|(s, _)| std::str::from_utf8(s).ok())
+    plain_bytes(b, i).and_then(|(s, _)| crate::session::text::utf8(s))
 }
 
 /// The keys of the object at `b[i] == '{'`, each with where its value starts, in order; stops
@@ -178,7 +178,7 @@ fn fast_head(raw: &[u8]) -> Option<FastHead<'_>> {
         match key {
             b"ordinal" => {
                 let end = walk::value_end(raw, v).unwrap_or(v);
-                ordinal = std::str::from_utf8(&raw[v..end]).ok().and_then(|n| n.parse().ok());
+                ordinal = crate::session::text::utf8(&raw[v..end]).and_then(|n| n.parse().ok());
             }
             b"type" => ty = plain_str(raw, v),
             b"payload" => {
