@@ -51,7 +51,12 @@ pub fn string_end(b: &[u8], i: usize) -> Option<usize> {
 /// reads are such strings nearly always, and for them one search for the first quote or
 /// backslash does what a search for the end and another for a backslash did.
 pub fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
-    let from = i + 1;
+    plain_body_end(b, i + 1).map(|k| k + 1)
+}
+
+/// [`plain_string_end`] of a string whose body starts at `b[from]`: where its closing
+/// quote is.
+pub fn plain_body_end(b: &[u8], from: usize) -> Option<usize> {
     let k = match b.get(from..from + 16) {
         Some(head) => match quotes_or_backslashes(head.try_into().expect("16 bytes")) {
             0 => from + 16 + memchr::memchr2(b'"', b'\\', &b[from + 16..])?,
@@ -59,7 +64,7 @@ pub fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
         },
         None => from + memchr::memchr2(b'"', b'\\', b.get(from..)?)?,
     };
-    (b[k] == b'"').then_some(k + 1)
+    (b[k] == b'"').then_some(k)
 }
 
 /// Whether `s` is ASCII without a backslash: a string's inside that is its own text (ids,

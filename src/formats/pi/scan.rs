@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::session::entry::{EntryMeta, EntryType, LineNo, Owned, Role, StrRef};
 use crate::session::js::{self, parse_value};
 use crate::session::validate::{validate, Verdict, MAX_DEPTH};
+use crate::session::walk;
 
 /// A line that is not an entry, or an entry worth a remark, found while scanning.
 pub(crate) enum Event {
@@ -475,23 +476,19 @@ impl<'a> Cursor<'a> {
     /// Past a string body up to its closing quote, if it has no escapes (its bytes are not
     /// looked at: the line is known to be JSON).
     fn skip_plain(&mut self) -> Option<()> {
-        let end = memchr::memchr2(b'"', b'\\', &self.b[self.i..])?;
-        if self.b[self.i + end] != b'"' {
-            return None;
-        }
-        self.i += end + 1;
+        self.i = walk::plain_body_end(self.b, self.i)? + 1;
         Some(())
     }
 
     /// A string body up to its closing quote, if it has no escapes or control bytes.
     fn plain_str(&mut self) -> Option<&'a str> {
-        let rest = &self.b[self.i..];
-        let end = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[end] != b'"' || rest[..end].iter().any(|&c| c < 0x20) {
+        let end = walk::plain_body_end(self.b, self.i)?;
+        let body = &self.b[self.i..end];
+        if body.iter().any(|&c| c < 0x20) {
             return None;
         }
-        let s = std::str::from_utf8(&rest[..end]).ok()?;
-        self.i += end + 1;
+        let s = crate::session::text::utf8(body)?;
+        self.i = end + 1;
         Some(s)
     }
 }
