@@ -326,7 +326,7 @@ impl<'a> Reader<'a> {
 
     fn str(&mut self) -> Option<&'a str> {
         let n = self.count(1)?;
-        std::str::from_utf8(self.take(n)?).ok()
+        super::text::utf8(self.take(n)?)
     }
 }
 

@@ -621,7 +621,7 @@ impl<'a> In<'a> {
         self.take(n)
     }
     fn string(&mut self) -> Option<String> {
-        Some(std::str::from_utf8(self.bytes()?).ok()?.to_string())
+        Some(crate::session::text::utf8(self.bytes()?)?.to_string())
     }
     fn path(&mut self) -> Option<PathBuf> {
         // The bytes were written from an OsStr on this platform (Unix: any bytes).

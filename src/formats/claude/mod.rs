@@ -153,7 +153,7 @@ impl At {
         if !inner.iter().all(|&c| c >= 0x20 && c != b'\\') {
             return None;
         }
-        std::str::from_utf8(inner).ok()
+        crate::session::text::utf8(inner)
     }
 
     /// The value read as a `T`, from its first byte (serde stops where the value ends,

@@ -159,7 +159,9 @@ pub(super) fn head_time(raw: &[u8]) -> Option<Option<f64>> {
     // of it, without setting up a parse for two dozen bytes); any other value, serde's.
     let inner = raw[at..end].strip_prefix(b"\"").and_then(|s| s.strip_suffix(b"\""));
     let t: Option<std::borrow::Cow<str>> = match inner {
-        Some(inner) if inner.iter().all(|&c| c >= 0x20 && c != b'\\') => Some(std::str::from_utf8(inner).ok()?.into()),
+        Some(inner) if inner.iter().all(|&c| c >= 0x20 && c != b'\\') => {
+            Some(crate::session::text::utf8(inner)?.into())
+        }
         _ => serde_json::from_slice(&raw[at..end]).ok()?,
     };
     Some(t.as_deref().and_then(crate::session::js::parse_date))

@@ -877,7 +877,7 @@ fn quick_tool_result(line: &[u8]) -> Option<Info<'_>> {
 fn js_string(value: &[u8]) -> Option<Option<Cow<'_, str>>> {
     if let [b'"', inner @ .., b'"'] = value {
         if !inner.iter().any(|&b| b == b'\\' || b < 0x20) {
-            return std::str::from_utf8(inner).ok().map(|s| Some(Cow::Borrowed(s)));
+            return crate::session::text::utf8(inner).map(|s| Some(Cow::Borrowed(s)));
         }
     }
     serde_json::from_slice::<JsString>(value).ok().map(|s| s.0)
