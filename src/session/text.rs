@@ -28,6 +28,9 @@ pub fn utf8(b: &[u8]) -> Option<&str> {
 /// Collapses whitespace and cuts to `max` characters with `…`. Reads no further into
 /// `text` than the cut needs (a row of a message of megabytes reads its start).
 pub fn one_line(text: &str, max: usize) -> String {
+    if let Some(flat) = one_line_ascii(text.as_bytes(), max) {
+        return flat;
+    }
     let mut flat = String::new();
     let mut count = 0;
     'words: for word in text.split_whitespace() {
@@ -50,6 +53,38 @@ pub fn one_line(text: &str, max: usize) -> String {
         cut.push('…');
         cut
     }
+}
+
+/// [`one_line`] of a text that is ASCII as far as the cut reads it, a byte at a time (`None`
+/// at the first other byte, for the general way): a tree row's text, a table's cell. Char
+/// by char, with Unicode's whitespace test and a `String` push for each, it cost 50
+/// instructions a character (a Codex family's `tree`: a tenth of its time).
+fn one_line_ascii(b: &[u8], max: usize) -> Option<String> {
+    let mut flat = Vec::with_capacity(b.len().min(max.saturating_add(2)));
+    let mut space = false;
+    for &c in b {
+        match c {
+            0x80.. => return None,
+            // What `char::is_whitespace` is among ASCII (with the vertical tab, which
+            // `u8::is_ascii_whitespace` leaves out).
+            b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' => space = !flat.is_empty(),
+            _ => {
+                if space {
+                    flat.push(b' ');
+                    space = false;
+                }
+                if flat.len() > max {
+                    break;
+                }
+                flat.push(c);
+            }
+        }
+    }
+    if flat.len() > max {
+        flat.truncate(max.saturating_sub(1));
+        flat.extend_from_slice("…".as_bytes());
+    }
+    String::from_utf8(flat).ok()
 }
 
 /// `ids` sorted (as `str`s sort) for [`short_id`]. Each is sorted by its first eight bytes
@@ -238,9 +273,25 @@ mod tests {
                 cut
             }
         };
-        let texts = ["", " ", "a", "ab cd", "  a\n\tb  c ", "héllo  wörld  ünïcode", "x y z w v u t s r q p"];
+        let long = "word ".repeat(60);
+        let texts = [
+            "",
+            " ",
+            "a",
+            "ab cd",
+            "  a\n\tb  c ",
+            "héllo  wörld  ünïcode",
+            "x y z w v u t s r q p",
+            "vertical\x0Btab\x0Cfeed\rreturn",
+            "no-break\u{a0}space and\u{3000}ideographic\u{85}next line",
+            "ascii first, then ünïcode",
+            "ascii up to the cut and more, then é past it",
+            "\u{1F389} first",
+            "ends with spaces   \n ",
+            long.as_str(),
+        ];
         for text in texts {
-            for max in 0..25 {
+            for max in 0..40 {
                 assert_eq!(one_line(text, max), whole(text, max), "{text:?} at {max}");
             }
         }
