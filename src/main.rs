@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[cfg(not(feature = "alloc-stats"))]
+mod alloc;
 #[cfg(feature = "alloc-stats")]
 mod alloc_stats;
 
@@ -13,15 +15,9 @@ mod alloc_stats;
 #[global_allocator]
 static ALLOC: alloc_stats::Counting = alloc_stats::Counting;
 
-/// mimalloc rather than the system's malloc: pisces allocates in bursts (the parsed lines of
-/// a context, a table per file read, a million responses decoded from the cache) and frees
-/// at exit, and glibc's malloc took a page fault for every 4 KiB it handed out. In paired
-/// runs: a warm `stats --agent codex` of the benchmark store 43,000 page faults -> 1,800
-/// and 0.80× the CPU time, a Codex fork's `path` 0.87× the time, Claude Code `leaves`
-/// 0.92×. (The `alloc-stats` build counts on top of the system allocator instead.)
 #[cfg(not(feature = "alloc-stats"))]
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: alloc::Alloc = alloc::Alloc;
 
 fn main() -> ExitCode {
     let code = run();
