@@ -67,6 +67,20 @@ pub fn plain_body_end(b: &[u8], from: usize) -> Option<usize> {
     (b[k] == b'"').then_some(k)
 }
 
+/// The text of a string whose body starts at `b[from]`, as serde_json reads it, when it
+/// has no escape and no control character (then it is its bytes); and where its closing
+/// quote is. `None` for any other string, which the caller leaves to serde. (A timestamp
+/// is read from every line by `ls` and `stats`, and setting up serde cost more than its
+/// two dozen bytes.)
+pub fn plain_text(b: &[u8], from: usize) -> Option<(&str, usize)> {
+    let end = plain_body_end(b, from)?;
+    let body = &b[from..end];
+    if body.iter().any(|&c| c < 0x20) {
+        return None;
+    }
+    Some((super::text::utf8(body)?, end))
+}
+
 /// Whether `s` is ASCII without a backslash: a string's inside that is its own text (ids,
 /// nearly always), tested 16 bytes a step (a byte at a time, a uuid's 36 cost a hundred
 /// instructions, and Claude Code's index reads several of them from every line).

@@ -144,16 +144,14 @@ impl At {
         (self.0 > 0).then_some(self.0 as usize)
     }
 
-    /// The value when it is a string with no escape and no control character, which is what
-    /// serde reads of it (a reply's time is read for every line by `ls` and `stats`, and
-    /// setting up serde cost more than the two dozen bytes).
+    /// The value when it is a string with no escape and no control character, as its bytes
+    /// (`walk::plain_text`: what serde reads of it).
     pub fn plain_str(self, line: &[u8]) -> Option<&str> {
-        let rest = line.get(self.get()?..)?.strip_prefix(b"\"")?;
-        let inner = &rest[..memchr::memchr(b'"', rest)?];
-        if !inner.iter().all(|&c| c >= 0x20 && c != b'\\') {
+        let at = self.get()?;
+        if line.get(at) != Some(&b'"') {
             return None;
         }
-        crate::session::text::utf8(inner)
+        crate::session::walk::plain_text(line, at + 1).map(|(t, _)| t)
     }
 
     /// The value read as a `T`, from its first byte (serde stops where the value ends,

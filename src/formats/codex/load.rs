@@ -155,14 +155,11 @@ pub(super) fn head_time(raw: &[u8]) -> Option<Option<f64>> {
     if crate::session::text::contains!(&raw[end..], b"\"timestamp\"") {
         return None;
     }
-    // A string with no escape and no control character is its bytes (serde_json's reading
-    // of it, without setting up a parse for two dozen bytes); any other value, serde's.
-    let inner = raw[at..end].strip_prefix(b"\"").and_then(|s| s.strip_suffix(b"\""));
-    let t: Option<std::borrow::Cow<str>> = match inner {
-        Some(inner) if inner.iter().all(|&c| c >= 0x20 && c != b'\\') => {
-            Some(crate::session::text::utf8(inner)?.into())
-        }
-        _ => serde_json::from_slice(&raw[at..end]).ok()?,
+    // A plain string is its bytes (`walk::plain_text`); any other value, serde's.
+    let plain = (raw[at] == b'"').then(|| walk::plain_text(raw, at + 1)).flatten();
+    let t: Option<std::borrow::Cow<str>> = match plain {
+        Some((text, _)) => Some(text.into()),
+        None => serde_json::from_slice(&raw[at..end]).ok()?,
     };
     Some(t.as_deref().and_then(crate::session::js::parse_date))
 }

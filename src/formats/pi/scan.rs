@@ -482,12 +482,7 @@ impl<'a> Cursor<'a> {
 
     /// A string body up to its closing quote, if it has no escapes or control bytes.
     fn plain_str(&mut self) -> Option<&'a str> {
-        let end = walk::plain_body_end(self.b, self.i)?;
-        let body = &self.b[self.i..end];
-        if body.iter().any(|&c| c < 0x20) {
-            return None;
-        }
-        let s = crate::session::text::utf8(body)?;
+        let (s, end) = walk::plain_text(self.b, self.i)?;
         self.i = end + 1;
         Some(s)
     }
